@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""schedlab's two entry commands, needing only Python >= 3.11 and pip.
+
+    python3 dev.py run    # the main job (simulate the bundled KTH-SP2 log and print a summary)
+    python3 dev.py test   # lint + the whole test suite
+
+Both build ``.venv`` with ``python3 -m venv`` and ``pip install -e .[test]`` the first time,
+and reuse it while ``pyproject.toml`` is unchanged (a hash of it is kept in ``.venv``).
+Anything after the command is passed on (``python3 dev.py test -k swf``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+STAMP = VENV / ".schedlab-stamp"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+
+
+def _wanted_stamp() -> str:
+    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+
+
+def ensure_environment() -> None:
+    """Create or refresh ``.venv`` so that it matches ``pyproject.toml``."""
+    if STAMP.is_file() and STAMP.read_text().strip() == _wanted_stamp():
+        return
+    if not (BIN / "python").exists():
+        print(f"dev.py: creating {VENV}", flush=True)
+        venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+    print("dev.py: installing schedlab and its dependencies (pip install -e .[test])", flush=True)
+    pip = [str(BIN / "python"), "-m", "pip", "--disable-pip-version-check", "install", "-q"]
+    subprocess.run([*pip, "-e", f"{ROOT}[test]"], check=True)
+    # compile the simulator kernel once into numba's on-disk cache
+    subprocess.run([str(BIN / "scheduler"), "warmup"], check=True, cwd=ROOT)
+    STAMP.write_text(_wanted_stamp() + "\n")
+
+
+def run(*extra: str) -> int:
+    """The main job: describe the bundled log, then simulate EASY on it and print the summary."""
+    trace = str(ROOT / "resources" / "KTH-SP2.swf.gz")
+    scheduler = str(BIN / "scheduler")
+    subprocess.run([scheduler, "info", trace], check=True, cwd=ROOT)
+    command = [scheduler, "simulate", trace, *extra]
+    return subprocess.run(command, cwd=ROOT).returncode
+
+
+def test(*extra: str) -> int:
+    """Lint, then every test."""
+    python = str(BIN / "python")
+    lint = subprocess.run([python, "-m", "ruff", "check", "scheduler", "tests", "dev.py"], cwd=ROOT)
+    if lint.returncode != 0:
+        return lint.returncode
+    return subprocess.run([python, "-m", "pytest", *extra], cwd=ROOT).returncode
+
+
+COMMANDS = {"run": run, "test": test}
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in COMMANDS:
+        print(__doc__, file=sys.stderr)
+        return 2
+    ensure_environment()
+    return COMMANDS[argv[0]](*argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,441 @@
+"""Compiled EASY-backfilling event loop over plain NumPy arrays (private).
+
+The semantics are those of ``docs/simulator.md``; ``scheduler/simulate.py`` validates inputs and
+prepares the arrays, this module only runs the loop. Everything here takes arrays and scalars and
+is compiled by numba with an on-disk cache, so a process pays no compilation once a machine has
+warmed the cache (``scheduler warmup``).
+
+Array layout (all C-contiguous, ``n`` jobs in (submit time, job number) order):
+
+``jobs``  float64 (JOB_ROWS, n)
+    SUBMIT (s), PROCS, RUN (actual run time, s), EST (estimate, s), REQ (requested time, s),
+    JOBID (SWF job number; ties of estimated ends are broken by it).
+``keys``  float64 (4, n)
+    primary base / divisor, backfill base / divisor: key(now) = base + (now - submit) / divisor.
+``istate`` int64 (I_ROWS,)
+    counters: next job to submit, queue entries (waiting + dead), running count, heap size,
+    free processors, dead queue entries (started, not yet compacted away).
+``iwork`` int64 (IW_ROWS, n)
+    QUEUE (queued jobs in job order), PQ and BQ (the same jobs sorted by a static primary /
+    backfill key, maintained only for static policies), RUNNING (sorted by estimated end, job
+    number), HEAP (min-heap of running jobs by actual end), STATUS (-1 waiting / 0 started from
+    the head / 1 backfilled), CAND (scratch: backfill candidates).
+``fwork`` float64 (FW_ROWS, n)
+    START (s, NaN until started), END (actual end, s), EST_CUR (current estimate, s),
+    EST_END (current estimated end, s), KEY (scratch: priority keys), RESERVED (the shadow
+    time of the first reservation the job received, s; NaN if it never blocked the queue).
+
+Every function indexes these 2-D arrays directly (``iwork[STATUS, j]``) instead of taking row
+views: a view is a reference-counted object, and the atomic count updates of views created in
+branchy loops cost more than the scheduling itself.
+
+The state is resumable: ``advance`` processes every event before ``t_stop`` and returns, so a
+caller may change the policies between two calls (online policy selection) without losing jobs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# rows of ``jobs``
+SUBMIT, PROCS, RUN, EST, REQ, JOBID = range(6)
+JOB_ROWS = 6
+# rows of ``keys``
+P_BASE, P_DIV, B_BASE, B_DIV = range(4)
+# entries of ``istate``
+NEXT_SUB, QLEN, RLEN, HLEN, FREE, DEAD = range(6)
+I_ROWS = 6
+# rows of ``iwork``
+QUEUE, PQ, BQ, RUNNING, HEAP, STATUS, CAND = range(7)
+IW_ROWS = 7
+# rows of ``fwork``
+START, END, EST_CUR, EST_END, KEY, RESERVED = range(6)
+FW_ROWS = 6
+
+# outlive rules
+OUTLIVE_REQUESTED = 0
+OUTLIVE_DOUBLE = 1
+
+# status values
+WAITING = -1
+STARTED_HEAD = 0
+STARTED_BACKFILL = 1
+
+#: After this many selections by linear scan in one pass, sort the rest instead: a scan costs
+#: O(queue) per examined job, cheaper than a sort when, as usual, few jobs start per pass.
+_MAX_SCAN_PICKS = 8
+#: Started jobs stay in the queue lists as dead entries (skipped by every walk) until there are
+#: more than this many plus a quarter of the live ones: compaction is then amortised O(1).
+_DEAD_SLACK = 8
+
+
+def new_state(jobs: np.ndarray, machine_procs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fresh state for ``jobs``: empty machine, nothing submitted."""
+    n = jobs.shape[1]
+    istate = np.zeros(I_ROWS, dtype=np.int64)
+    istate[FREE] = machine_procs
+    iwork = np.zeros((IW_ROWS, n), dtype=np.int64)
+    iwork[STATUS, :] = WAITING
+    fwork = np.empty((FW_ROWS, n), dtype=np.float64)
+    fwork[START, :] = np.nan
+    fwork[RESERVED, :] = np.nan
+    fwork[EST_CUR, :] = jobs[EST]
+    return istate, iwork, fwork
+
+
+# -- completion heap (by actual end) -------------------------------------------------------------
+
+
+@njit(cache=True)
+def _heap_push(iwork, fwork, size, j):
+    i = size
+    iwork[HEAP, i] = j
+    while i > 0:
+        parent = (i - 1) >> 1
+        a, b = iwork[HEAP, parent], iwork[HEAP, i]
+        if fwork[END, a] <= fwork[END, b]:
+            break
+        iwork[HEAP, parent], iwork[HEAP, i] = b, a
+        i = parent
+    return size + 1
+
+
+@njit(cache=True)
+def _heap_pop(iwork, fwork, size):
+    top = iwork[HEAP, 0]
+    size -= 1
+    iwork[HEAP, 0] = iwork[HEAP, size]
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        if child + 1 < size and fwork[END, iwork[HEAP, child + 1]] < fwork[END, iwork[HEAP, child]]:
+            child += 1
+        a, b = iwork[HEAP, i], iwork[HEAP, child]
+        if fwork[END, a] <= fwork[END, b]:
+            break
+        iwork[HEAP, i], iwork[HEAP, child] = b, a
+        i = child
+    return top, size
+
+
+# -- running jobs sorted by (estimated end, job number) ------------------------------------------
+
+
+@njit(cache=True)
+def _running_position(jobs, iwork, fwork, size, e, jid):
+    """First position whose (estimated end, job number) is not smaller than (e, jid)."""
+    lo, hi = 0, size
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        k = iwork[RUNNING, mid]
+        if fwork[EST_END, k] < e or (fwork[EST_END, k] == e and jobs[JOBID, k] < jid):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
+def _running_insert(jobs, iwork, fwork, size, j):
+    pos = _running_position(jobs, iwork, fwork, size, fwork[EST_END, j], jobs[JOBID, j])
+    for i in range(size, pos, -1):
+        iwork[RUNNING, i] = iwork[RUNNING, i - 1]
+    iwork[RUNNING, pos] = j
+    return size + 1
+
+
+@njit(cache=True)
+def _running_remove(jobs, iwork, fwork, size, j):
+    pos = _running_position(jobs, iwork, fwork, size, fwork[EST_END, j], jobs[JOBID, j])
+    for i in range(pos, size - 1):
+        iwork[RUNNING, i] = iwork[RUNNING, i + 1]
+    return size - 1
+
+
+# -- one scheduling pass -------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _start(j, now, how, jobs, istate, iwork, fwork):
+    iwork[STATUS, j] = how
+    istate[DEAD] += 1
+    fwork[START, j] = now
+    fwork[END, j] = now + jobs[RUN, j]
+    fwork[EST_END, j] = now + fwork[EST_CUR, j]
+    istate[FREE] -= np.int64(jobs[PROCS, j])
+    istate[HLEN] = _heap_push(iwork, fwork, istate[HLEN], j)
+    istate[RLEN] = _running_insert(jobs, iwork, fwork, istate[RLEN], j)
+
+
+@njit(cache=True)
+def _revise_outlived(now, outlive, jobs, istate, iwork, fwork):
+    """Revise the estimate of every running job whose estimated end is <= now (docs: outlive)."""
+    # outlived jobs sit at the front of the sorted running list; take them out first, then
+    # reinsert each with its revised estimated end
+    count = 0
+    while count < istate[RLEN] and fwork[EST_END, iwork[RUNNING, count]] <= now:
+        count += 1
+    if count == 0:
+        return
+    outlived = iwork[RUNNING, :count].copy()
+    for i in range(count, istate[RLEN]):
+        iwork[RUNNING, i - count] = iwork[RUNNING, i]
+    istate[RLEN] -= count
+    for k in outlived:
+        start = fwork[START, k]
+        if outlive == OUTLIVE_DOUBLE:
+            while start + fwork[EST_CUR, k] <= now:
+                fwork[EST_CUR, k] *= 2.0
+        else:
+            fwork[EST_CUR, k] = jobs[REQ, k]
+        fwork[EST_END, k] = start + fwork[EST_CUR, k]
+        if fwork[EST_END, k] <= now:
+            fwork[EST_END, k] = now + 1.0
+        istate[RLEN] = _running_insert(jobs, iwork, fwork, istate[RLEN], k)
+
+
+@njit(cache=True)
+def _reservation(head_procs, classic, jobs, istate, iwork, fwork):
+    """Shadow time (s) and extra processors for a head job needing ``head_procs``."""
+    available = istate[FREE]
+    size = istate[RLEN]
+    for idx in range(size):
+        k = iwork[RUNNING, idx]
+        available += np.int64(jobs[PROCS, k])
+        if available >= head_procs:
+            shadow = fwork[EST_END, k]
+            if classic:
+                idx += 1
+                while idx < size and fwork[EST_END, iwork[RUNNING, idx]] == shadow:
+                    available += np.int64(jobs[PROCS, iwork[RUNNING, idx]])
+                    idx += 1
+            return shadow, available - head_procs
+    # unreachable when head_procs <= machine size (validated by the caller)
+    return np.inf, np.int64(0)
+
+
+@njit(cache=True)
+def _dynamic_keys(now, base_row, div_row, fits_only, head, jobs, keys, istate, iwork, fwork):
+    """Collect waiting jobs in job order into CAND with their keys at ``now`` in KEY.
+
+    ``fits_only``: only jobs that fit in the free processors, ``head`` excluded (backfill
+    candidates); else every waiting job (primary order). Returns how many were collected.
+    """
+    free = istate[FREE]
+    count = 0
+    for i in range(istate[QLEN]):
+        j = iwork[QUEUE, i]
+        if iwork[STATUS, j] != WAITING:
+            continue
+        if fits_only and (j == head or jobs[PROCS, j] > free):
+            continue
+        iwork[CAND, count] = j
+        fwork[KEY, count] = keys[base_row, j] + (now - jobs[SUBMIT, j]) / keys[div_row, j]
+        count += 1
+    return count
+
+
+@njit(cache=True)
+def _ordered_candidates(count, iwork, fwork):
+    """CAND[:count] stably sorted by KEY (collected in job order: ties by submit, number)."""
+    return iwork[CAND, :count][np.argsort(fwork[KEY, :count], kind="mergesort")]
+
+
+@njit(cache=True)
+def _start_from_head(now, threshold_s, p_static, jobs, keys, istate, iwork, fwork):
+    """EASY steps 1-2: start jobs in primary order while they fit; return the blocked job or -1."""
+    qlen = istate[QLEN]
+    # overdue jobs (waiting more than Θ) form a prefix of the live queue, which is in job order
+    for i in range(qlen):
+        j = iwork[QUEUE, i]
+        if iwork[STATUS, j] != WAITING:
+            continue
+        if not now - jobs[SUBMIT, j] > threshold_s:
+            break
+        if jobs[PROCS, j] > istate[FREE]:
+            return j
+        _start(j, now, STARTED_HEAD, jobs, istate, iwork, fwork)
+    if p_static:
+        for i in range(qlen):
+            j = iwork[PQ, i]
+            if iwork[STATUS, j] != WAITING:
+                continue
+            if jobs[PROCS, j] > istate[FREE]:
+                return j
+            _start(j, now, STARTED_HEAD, jobs, istate, iwork, fwork)
+        return -1
+    count = _dynamic_keys(now, P_BASE, P_DIV, False, -1, jobs, keys, istate, iwork, fwork)
+    # usually at most a few jobs start per pass: scan for the minimum (strict '<' in job order
+    # breaks ties by submit time, number) a few times, and sort the rest only if needed
+    for _ in range(_MAX_SCAN_PICKS):
+        best = -1
+        best_key = np.inf
+        for i in range(count):
+            if iwork[CAND, i] >= 0 and (best < 0 or fwork[KEY, i] < best_key):
+                best = i
+                best_key = fwork[KEY, i]
+        if best < 0:
+            return -1
+        j = iwork[CAND, best]
+        iwork[CAND, best] = -1
+        if jobs[PROCS, j] > istate[FREE]:
+            return j
+        _start(j, now, STARTED_HEAD, jobs, istate, iwork, fwork)
+    for j in _ordered_candidates(count, iwork, fwork):
+        if j < 0:
+            continue
+        if jobs[PROCS, j] > istate[FREE]:
+            return j
+        _start(j, now, STARTED_HEAD, jobs, istate, iwork, fwork)
+    return -1
+
+
+@njit(cache=True)
+def _backfill_order(now, head, b_static, jobs, keys, istate, iwork, fwork):
+    """Jobs to try in backfill order: the sorted list (static key) or the sorted candidates."""
+    if b_static:
+        return iwork[BQ, : istate[QLEN]]
+    # most candidates are refused, so one stable sort beats repeated minimum scans
+    count = _dynamic_keys(now, B_BASE, B_DIV, True, head, jobs, keys, istate, iwork, fwork)
+    return _ordered_candidates(count, iwork, fwork)
+
+
+@njit(cache=True)
+def _schedule(now, p_static, b_static, threshold_s, backfill, classic, outlive,
+              jobs, keys, istate, iwork, fwork):  # fmt: skip
+    """One scheduling pass at ``now`` (docs/simulator.md, steps 1-5)."""
+    if istate[QLEN] == istate[DEAD] or istate[FREE] == 0:
+        return
+    # nothing can start when no waiting job fits: skip the pass (its only other effect, the
+    # revision of outlived estimates, gives the same result when done at a later pass)
+    free = istate[FREE]
+    fits = False
+    for i in range(istate[QLEN]):
+        j = iwork[QUEUE, i]
+        if iwork[STATUS, j] == WAITING and jobs[PROCS, j] <= free:
+            fits = True
+            break
+    if not fits:
+        return
+    head = _start_from_head(now, threshold_s, p_static, jobs, keys, istate, iwork, fwork)
+    # step 5: without backfilling the queue simply blocks at the head
+    if head < 0 or not backfill or istate[FREE] == 0:
+        return
+    # step 3: the reservation
+    _revise_outlived(now, outlive, jobs, istate, iwork, fwork)
+    shadow, extra = _reservation(np.int64(jobs[PROCS, head]), classic, jobs, istate, iwork, fwork)
+    if np.isnan(fwork[RESERVED, head]):
+        fwork[RESERVED, head] = shadow
+    # step 4: backfilling; the tests are inline, this loop is the hot spot of a simulation
+    for j in _backfill_order(now, head, b_static, jobs, keys, istate, iwork, fwork):
+        free = istate[FREE]
+        if free == 0:
+            return
+        q = np.int64(jobs[PROCS, j])
+        if iwork[STATUS, j] != WAITING or j == head or q > free:
+            continue
+        if now + fwork[EST_CUR, j] <= shadow:
+            _start(j, now, STARTED_BACKFILL, jobs, istate, iwork, fwork)
+        elif q <= extra:
+            extra -= q
+            _start(j, now, STARTED_BACKFILL, jobs, istate, iwork, fwork)
+
+
+# -- queue lists ---------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _compact(iwork, istate, p_static, b_static):
+    """Drop started jobs from QUEUE (and PQ, BQ when maintained), keeping each list's order."""
+    qlen = istate[QLEN]
+    for row in (QUEUE, PQ, BQ):
+        if (row == PQ and not p_static) or (row == BQ and not b_static):
+            continue
+        kept = 0
+        for i in range(qlen):
+            j = iwork[row, i]
+            if iwork[STATUS, j] == WAITING:
+                iwork[row, kept] = j
+                kept += 1
+    istate[QLEN] -= istate[DEAD]
+    istate[DEAD] = 0
+
+
+@njit(cache=True)
+def _sorted_insert(iwork, row, size, j, keys, key_row):
+    """Insert job ``j`` into list ``row[:size]`` sorted by ``keys[key_row]``, after equal keys
+    (``j`` is the newest job, so ties stay in job order)."""
+    k = keys[key_row, j]
+    lo, hi = 0, size
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[key_row, iwork[row, mid]] <= k:
+            lo = mid + 1
+        else:
+            hi = mid
+    for i in range(size, lo, -1):
+        iwork[row, i] = iwork[row, i - 1]
+    iwork[row, lo] = j
+
+
+@njit(cache=True)
+def _rebuild_sorted(iwork, istate, row, keys, key_row):
+    """Fill list ``row`` with the queued jobs stably sorted by ``keys[key_row]``."""
+    qlen = istate[QLEN]
+    queue = iwork[QUEUE, :qlen].copy()
+    order = np.argsort(keys[key_row][queue], kind="mergesort")
+    for i in range(qlen):
+        iwork[row, i] = queue[order[i]]
+
+
+# -- the event loop ------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def advance(jobs, keys, p_static, b_static, threshold_s, backfill, classic, outlive, t_stop,
+            istate, iwork, fwork):  # fmt: skip
+    """Process every event instant ``t < t_stop``; return the number of instants processed.
+
+    At each instant all completions and submissions are applied, then one pass runs.
+    ``p_static`` / ``b_static`` say the primary / backfill keys do not depend on time (then
+    sorted queue lists are kept instead of sorting at every pass); ``threshold_s`` is Θ in
+    seconds (``inf`` disables it); ``backfill`` and ``classic`` are booleans; ``outlive`` is one
+    of the ``OUTLIVE_*`` codes.
+    """
+    n = jobs.shape[1]
+    # the policies may have changed since the last call: rebuild the sorted lists
+    _compact(iwork, istate, False, False)
+    if p_static:
+        _rebuild_sorted(iwork, istate, PQ, keys, P_BASE)
+    if b_static:
+        _rebuild_sorted(iwork, istate, BQ, keys, B_BASE)
+    instants = 0
+    while True:
+        t_sub = jobs[SUBMIT, istate[NEXT_SUB]] if istate[NEXT_SUB] < n else np.inf
+        t_end = fwork[END, iwork[HEAP, 0]] if istate[HLEN] > 0 else np.inf
+        now = min(t_sub, t_end)
+        if now == np.inf or now >= t_stop:
+            return instants
+        while istate[HLEN] > 0 and fwork[END, iwork[HEAP, 0]] <= now:
+            j, size = _heap_pop(iwork, fwork, istate[HLEN])
+            istate[HLEN] = size
+            istate[FREE] += np.int64(jobs[PROCS, j])
+            istate[RLEN] = _running_remove(jobs, iwork, fwork, istate[RLEN], j)
+        while istate[NEXT_SUB] < n and jobs[SUBMIT, istate[NEXT_SUB]] <= now:
+            j = istate[NEXT_SUB]
+            size = istate[QLEN]
+            iwork[QUEUE, size] = j
+            if p_static:
+                _sorted_insert(iwork, PQ, size, j, keys, P_BASE)
+            if b_static:
+                _sorted_insert(iwork, BQ, size, j, keys, B_BASE)
+            istate[QLEN] = size + 1
+            istate[NEXT_SUB] = j + 1
+        _schedule(now, p_static, b_static, threshold_s, backfill, classic, outlive,
+                  jobs, keys, istate, iwork, fwork)  # fmt: skip
+        if istate[DEAD] > _DEAD_SLACK + (istate[QLEN] - istate[DEAD]) // 4:
+            _compact(iwork, istate, p_static, b_static)
+        instants += 1

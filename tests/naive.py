@@ -1,0 +1,217 @@
+"""A deliberately simple reference simulator of EASY backfilling, written from docs/simulator.md.
+
+It is slow and literal on purpose: every pass re-sorts the lists from scratch and evaluates the
+policy formulas of the table exactly as written (no monotone transforms). The test suite uses it
+to check the compiled simulator job by job. It was written without looking at the kernel.
+
+Section references ("step 3", ...) are to "One pass of EASY(P_R, P_B, Θ) at time now" in
+docs/simulator.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+RESERVATIONS = ("default", "classic")
+OUTLIVES = ("requested", "double")
+
+
+@dataclass(frozen=True)
+class NaiveJob:
+    """One rigid job, in seconds and processors."""
+
+    job_id: int
+    submit_s: float  # r_j
+    procs: int  # q_j
+    run_s: float  # actual run time p_j
+    estimate_s: float  # est_j, the only duration the scheduler sees
+    requested_s: float  # requested time p~_j (used by outlive="requested")
+
+
+@dataclass(frozen=True)
+class NaiveResult:
+    start_s: float
+    backfilled: bool  # started in step 4
+
+
+@dataclass
+class _Running:
+    job: NaiveJob
+    start_s: float
+    est_s: float  # current estimate, possibly revised (revisions persist)
+    end_est_s: float  # e_k = start + est, or now + 1 after the fallback
+
+    @property
+    def end_s(self) -> float:  # actual completion instant
+        return self.start_s + self.job.run_s
+
+
+def _r_prime(job: NaiveJob, first_submit_s: float) -> float:
+    return job.submit_s - first_submit_s + 1.0
+
+
+# Natural formulas of the policy table: f(job, wait, est, q, first_submit_s) -> key.
+_POLICIES: dict[str, Callable[[NaiveJob, float, float, int, float], float]] = {
+    "FCFS": lambda j, w, e, q, f: j.submit_s,
+    "LCFS": lambda j, w, e, q, f: -j.submit_s,
+    "SPF": lambda j, w, e, q, f: e,
+    "LPF": lambda j, w, e, q, f: -e,
+    "SQF": lambda j, w, e, q, f: q,
+    "LQF": lambda j, w, e, q, f: -q,
+    "LEXP": lambda j, w, e, q, f: -((w + e) / e),
+    "SEXP": lambda j, w, e, q, f: (w + e) / e,
+    "LRF": lambda j, w, e, q, f: -(e / q),
+    "SRF": lambda j, w, e, q, f: e / q,
+    "LAF": lambda j, w, e, q, f: -(e * q),
+    "SAF": lambda j, w, e, q, f: e * q,
+    "WFP3": lambda j, w, e, q, f: -((w / e) ** 3 * q),
+    "UNICEF": lambda j, w, e, q, f: -(w / (max(math.log2(q), 1.0) * e)),
+    "F1": lambda j, w, e, q, f: math.log10(e) * q + 870.0 * math.log10(_r_prime(j, f)),
+    "F2": lambda j, w, e, q, f: math.sqrt(e) * q + 25600.0 * math.log10(_r_prime(j, f)),
+    "F3": lambda j, w, e, q, f: e * q + 6.86e6 * math.log10(_r_prime(j, f)),
+    "F4": lambda j, w, e, q, f: e * math.sqrt(q) + 5.3e5 * math.log10(_r_prime(j, f)),
+}
+POLICIES = tuple(_POLICIES)
+
+
+def naive_priority(policy: str, job: NaiveJob, now: float, first_submit_s: float) -> float:
+    """Key of `job` under `policy` at time `now` (smallest first), formula of the table."""
+    if policy not in _POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; expected one of {POLICIES}")
+    wait = now - job.submit_s
+    return float(_POLICIES[policy](job, wait, job.estimate_s, job.procs, first_submit_s))
+
+
+def _check(jobs, machine_procs, primary, backfill, threshold_s, reservation, outlive) -> None:
+    if machine_procs < 1:
+        raise ValueError("machine_procs must be >= 1")
+    if primary not in _POLICIES or (backfill is not None and backfill not in _POLICIES):
+        raise ValueError(f"unknown policy; expected one of {POLICIES}")
+    if reservation not in RESERVATIONS:
+        raise ValueError(f"reservation must be one of {RESERVATIONS}")
+    if outlive not in OUTLIVES:
+        raise ValueError(f"outlive must be one of {OUTLIVES}")
+    if threshold_s is not None and math.isnan(threshold_s):
+        raise ValueError("threshold_s must not be NaN")
+    if len({j.job_id for j in jobs}) != len(jobs):
+        raise ValueError("duplicate job_id")
+    for j in jobs:
+        if not 1 <= j.procs <= machine_procs:
+            raise ValueError(f"job {j.job_id} needs {j.procs} procs, machine has {machine_procs}")
+        if not (j.run_s > 0 and j.estimate_s > 0 and j.requested_s > 0):
+            raise ValueError(f"job {j.job_id}: run, estimate and requested times must be > 0")
+
+
+def _revise(run: _Running, now: float, outlive: str) -> None:
+    """Section "Jobs that outlive their estimate": called only when e_k <= now."""
+    if outlive == "requested":
+        run.est_s = run.job.requested_s
+    else:  # "double"
+        while run.start_s + run.est_s <= now:
+            run.est_s *= 2.0
+    run.end_est_s = run.start_s + run.est_s
+    if run.end_est_s <= now:
+        run.end_est_s = now + 1.0
+
+
+def naive_simulate(
+    jobs: Sequence[NaiveJob],
+    machine_procs: int,
+    primary: str = "FCFS",
+    backfill: str | None = "FCFS",
+    threshold_s: float | None = None,
+    reservation: str = "default",
+    outlive: str = "requested",
+) -> dict[int, NaiveResult]:
+    """Simulate EASY(primary, backfill, threshold) on `machine_procs` processors.
+
+    Returns job_id -> NaiveResult(start_s, backfilled). `backfill=None` is plain list
+    scheduling, `threshold_s=None` is Θ = ∞.
+    """
+    jobs = list(jobs)
+    _check(jobs, machine_procs, primary, backfill, threshold_s, reservation, outlive)
+    if not jobs:
+        return {}
+    first_submit_s = min(j.submit_s for j in jobs)
+    theta = math.inf if threshold_s is None else threshold_s
+
+    pending = sorted(jobs, key=lambda j: (j.submit_s, j.job_id))  # not yet submitted
+    waiting: list[NaiveJob] = []
+    running: list[_Running] = []
+    free = machine_procs
+    results: dict[int, NaiveResult] = {}
+
+    def key(policy: str, now: float) -> Callable[[NaiveJob], tuple[float, float, int]]:
+        return lambda j: (naive_priority(policy, j, now, first_submit_s), j.submit_s, j.job_id)
+
+    def start(job: NaiveJob, now: float, backfilled: bool) -> None:
+        nonlocal free
+        assert job.procs <= free
+        free -= job.procs
+        waiting.remove(job)
+        running.append(_Running(job, now, job.estimate_s, now + job.estimate_s))
+        results[job.job_id] = NaiveResult(now, backfilled)
+
+    max_events = 2 * len(jobs) + 1  # each instant consumes at least one submission/completion
+    for _ in range(max_events):
+        if not pending and not waiting:
+            break
+        # The next event instant; all events at that instant are applied before the pass.
+        next_submit = pending[0].submit_s if pending else math.inf
+        next_end = min((r.end_s for r in running), default=math.inf)
+        now = min(next_submit, next_end)
+        assert now < math.inf, "jobs waiting but nothing running and nothing to submit"
+        for r in [r for r in running if r.end_s == now]:
+            running.remove(r)
+            free += r.job.procs
+        while pending and pending[0].submit_s == now:
+            waiting.append(pending.pop(0))
+
+        # Step 1: primary order, then jobs older than Θ (strictly) to the head by (r, id).
+        queue = sorted(waiting, key=key(primary, now))
+        old = [j for j in queue if now - j.submit_s > theta]
+        young = [j for j in queue if not now - j.submit_s > theta]
+        queue = sorted(old, key=lambda j: (j.submit_s, j.job_id)) + young
+
+        # Step 2: start from the head while the head fits.
+        while queue and queue[0].procs <= free:
+            start(queue.pop(0), now, backfilled=False)
+        if not queue:
+            continue
+
+        # Step 3: reservation for h. Outlived estimates are revised first, then the running jobs
+        # (including those just started in step 2) are walked by (e_k, job number).
+        h = queue.pop(0)
+        for r in running:
+            if r.end_est_s <= now:
+                _revise(r, now, outlive)
+        count = free
+        shadow = math.nan
+        for r in sorted(running, key=lambda r: (r.end_est_s, r.job.job_id)):
+            count += r.job.procs
+            if count >= h.procs:
+                shadow = r.end_est_s
+                break
+        assert count >= h.procs
+        if reservation == "classic":  # every job whose estimated end equals s releases too
+            count = free + sum(r.job.procs for r in running if r.end_est_s <= shadow)
+        extra = count - h.procs
+
+        # Step 5: no backfilling.
+        if backfill is None:
+            continue
+        # Step 4: backfill the others in P_B order; the shadow time is not recomputed.
+        for j in sorted(queue, key=key(backfill, now)):
+            if j.procs > free:
+                continue
+            if now + j.estimate_s <= shadow:
+                start(j, now, backfilled=True)
+            elif j.procs <= extra:
+                extra -= j.procs
+                start(j, now, backfilled=True)
+    else:
+        raise AssertionError("naive_simulate did not terminate")
+    assert len(results) == len(jobs)
+    return results
