@@ -218,7 +218,32 @@ def build_parser() -> argparse.ArgumentParser:
     _add_simulate_command(commands)
     _add_policies_command(commands)
     _add_warmup_command(commands)
+    _add_bench_command(commands)
     return parser
+
+
+def _add_bench_command(commands: Any) -> None:
+    """Add ``scheduler bench`` (speed and memory figures of the simulator core)."""
+    repo = Path(__file__).resolve().parents[1]
+    command = _add_command(
+        commands, "bench", _cmd_bench, "measure the simulator's speed and memory (prints figures)"
+    )
+    command.add_argument(
+        "--traces-dir", type=Path, default=repo.parent / "shared" / "traces",
+        help="directory holding CEA-Curie.swf.gz (default: ../shared/traces)",
+    )  # fmt: skip
+    command.add_argument(
+        "--kth", type=Path, default=repo / "resources" / "KTH-SP2.swf.gz",
+        help="the KTH-SP2 log (default: the bundled copy)",
+    )  # fmt: skip
+    _add_json_argument(command)
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    """Run ``scheduler bench``."""
+    from scheduler.bench import main_bench  # imported here: only this command needs it
+
+    return main_bench(args.traces_dir, args.kth, args.json)
 
 
 def _add_command(

@@ -233,7 +233,7 @@ def _validate_jobs(jobs: np.ndarray, machine_procs: int) -> None:
             bad = int(np.flatnonzero(~ok)[0])
             raise ConfigurationError(
                 f"job {int(jobs[kernel.JOBID, bad])}: {name} must be {expected}, got "
-                f"{jobs[row, bad]!r} (apply scheduler.strong_filter to raw traces)"
+                f"{float(jobs[row, bad]):g} (apply scheduler.strong_filter to raw traces)"
             )
     if np.unique(jobs[kernel.JOBID]).shape[0] != jobs.shape[1]:
         raise ConfigurationError("job numbers must be unique")
