@@ -15,6 +15,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from expected import KTH_FILTER_COUNTS, KTH_JOBS, KTH_KEPT
 from polars.testing import assert_frame_equal
 
 import scheduler
@@ -26,19 +27,7 @@ from scheduler.swf import Trace, read_swf
 from scheduler.trace_stats import trace_summary
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-KTH_JOBS = 28476
-KTH_KEPT = 27992
-#: Strong-filter counts of KTH-SP2 (rule -> jobs).
-KTH_REPORT = {
-    "jobs_in": KTH_JOBS,
-    "jobs_out": KTH_KEPT,
-    "removed_procs_exceed_machine": 0,
-    "repaired_procs": 0,
-    "removed_no_procs": 1,
-    "removed_bad_runtime_or_submit": 8,
-    "removed_bad_requested_time": 475,
-    "machine_procs": 100,
-}
+KTH_REPORT = KTH_FILTER_COUNTS
 SPF_40H = ["--primary", "SPF", "--backfill", "FCFS", "--threshold", "40h"]
 #: Every other option: time-dependent primary (lower case), no backfilling, a 2-day threshold.
 OTHER_OPTIONS = [

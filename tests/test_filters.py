@@ -7,6 +7,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from expected import KTH_FILTER_COUNTS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
@@ -187,19 +188,9 @@ def test_kth_filter_report(kth_path: Path) -> None:
     filtered, report = strong_filter(trace)
     assert_consistent(report)
     assert_clean(filtered)
-    # Computed once with this implementation; the rules are independent of each other here
-    # (no job exceeds the 100 processors, none has only one count unknown).
-    assert report.to_dict() == {
-        "jobs_in": 28476,
-        "jobs_out": 27992,
-        "removed_procs_exceed_machine": 0,
-        "repaired_procs": 0,
-        "removed_no_procs": 1,
-        "removed_bad_runtime_or_submit": 8,
-        "removed_bad_requested_time": 475,
-        "machine_procs": 100,
-        "source_path": str(kth_path),
-    }
+    # the rules are independent of each other here (no job exceeds the 100 processors, none
+    # has only one count unknown)
+    assert report.to_dict() == {**KTH_FILTER_COUNTS, "source_path": str(kth_path)}
     assert filtered.jobs.height == report.jobs_out
 
 
