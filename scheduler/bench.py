@@ -39,24 +39,23 @@ def _arrays(trace: Trace) -> JobArrays:
     )
 
 
-def _best_seconds(action: Callable[[], object], repeat: int) -> float:
-    action()  # warm-up (loads the compiled kernel)
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-def _median_seconds(action: Callable[[], object], repeat: int) -> float:
+def _timings(action: Callable[[], object], repeat: int) -> np.ndarray:
+    """Wall times (s) of ``repeat`` calls of ``action`` after one warm-up call (kernel load)."""
     action()
     times = np.empty(repeat)
     for i in range(repeat):
         start = time.perf_counter()
         action()
         times[i] = time.perf_counter() - start
-    return float(np.median(times))
+    return times
+
+
+def _best_seconds(action: Callable[[], object], repeat: int) -> float:
+    return float(_timings(action, repeat).min())
+
+
+def _median_seconds(action: Callable[[], object], repeat: int) -> float:
+    return float(np.median(_timings(action, repeat)))
 
 
 def _simulation_seconds(arrays: JobArrays, m: int, policy: str, repeat: int) -> float:
