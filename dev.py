@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """schedlab's two entry commands, needing only Python >= 3.11 and pip.
 
-    python3 dev.py run    # the main job (simulate the bundled KTH-SP2 log and print a summary)
+    python3 dev.py run    # the main job: the default Snakemake study on the bundled KTH-SP2 log
     python3 dev.py test   # lint + the whole test suite
 
 Both build ``.venv`` with ``python3 -m venv`` and ``pip install -e .[test]`` the first time,
 and reuse it while ``pyproject.toml`` is unchanged (a hash of it is kept in ``.venv``).
-Anything after the command is passed on (``python3 dev.py test -k swf``).
+Anything after the command is passed on (``python3 dev.py test -k swf``,
+``python3 dev.py run --configfile config/full.yaml``).
 """
 
 from __future__ import annotations
@@ -44,20 +45,30 @@ def ensure_environment() -> None:
 
 
 def run(*extra: str) -> int:
-    """The main job: describe the bundled log, then simulate EASY on it and print the summary."""
-    trace = str(ROOT / "resources" / "KTH-SP2.swf.gz")
-    scheduler = str(BIN / "scheduler")
-    subprocess.run([scheduler, "info", trace], check=True, cwd=ROOT)
-    command = [scheduler, "simulate", trace, *extra]
-    return subprocess.run(command, cwd=ROOT).returncode
+    """The main job: run the default workflow (config/config.yaml) with Snakemake, locally."""
+    cores = str(os.cpu_count() or 1)
+    command = [str(BIN / "snakemake"), "--cores", cores, *extra]
+    print("dev.py:", " ".join(command), flush=True)
+    done = subprocess.run(command, cwd=ROOT)
+    if done.returncode == 0 and not extra:
+        protocol = ROOT / "results" / "tuning" / "tables" / "protocol.md"
+        print(protocol.read_text(encoding="utf-8").split("<!--")[0], flush=True)
+        print("dev.py: tables in results/tuning/tables, figures in results/tuning/figures;")
+        print("dev.py: build the report with: .venv/bin/snakemake --report report.html")
+    return done.returncode
 
 
 def test(*extra: str) -> int:
     """Lint, then every test."""
     python = str(BIN / "python")
-    lint = subprocess.run([python, "-m", "ruff", "check", "scheduler", "tests", "dev.py"], cwd=ROOT)
-    if lint.returncode != 0:
-        return lint.returncode
+    lints = (
+        [python, "-m", "ruff", "check", "scheduler", "tests", "dev.py"],
+        [str(BIN / "snakefmt"), "--check", "Snakefile", "workflow"],
+    )
+    for lint in lints:
+        done = subprocess.run(lint, cwd=ROOT)
+        if done.returncode != 0:
+            return done.returncode
     return subprocess.run([python, "-m", "pytest", *extra], cwd=ROOT).returncode
 
 

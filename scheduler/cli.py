@@ -219,7 +219,24 @@ def build_parser() -> argparse.ArgumentParser:
     _add_policies_command(commands)
     _add_warmup_command(commands)
     _add_bench_command(commands)
+    _add_timings_command(commands)
     return parser
+
+
+def _add_timings_command(commands: Any) -> None:
+    """Add ``scheduler timings`` (sum a workflow run's benchmark files per rule)."""
+    command = _add_command(
+        commands, "timings", _cmd_timings, "sum Snakemake benchmark files per rule (slowest first)"
+    )
+    command.add_argument("directory", nargs="?", default="benchmarks", help="default: benchmarks")
+
+
+def _cmd_timings(args: argparse.Namespace) -> int:
+    from scheduler.rule_timings import rule_timings
+
+    with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
+        print(rule_timings(args.directory))
+    return 0
 
 
 def _add_bench_command(commands: Any) -> None:

@@ -1,0 +1,32 @@
+# schedlab: learning and tuning HPC batch-scheduling policies on real workload traces.
+#
+#   snakemake --cores 2                                  # the default study (bundled KTH-SP2)
+#   snakemake --cores 2 --configfile config/full.yaml    # the full study
+#   snakemake --report report.html                       # tables and figures with captions
+#
+# The rules only name files; the work is done by the `scheduler` package (scheduler.pipeline).
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/traces.yaml"
+configfile: "config/config.yaml"
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/download.smk"
+include: "workflow/rules/filter.smk"
+include: "workflow/rules/resample.smk"
+include: "workflow/rules/simulate.smk"
+include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/figures.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        tuning_targets(),

@@ -1,0 +1,214 @@
+"""Simulate many resampled weeks under one EASY configuration and keep weekly figures.
+
+A campaign job of the queue-tuning study takes a batch of resampled weeks (a table with the
+:data:`scheduler.resample.WEEK_COLUMNS`) and one configuration (primary policy, backfilling
+policy, threshold Θ) and simulates every week on its own, from an empty machine until it drains.
+Per week it keeps the figures of :data:`WEEKLY_COLUMNS`; they are computed with NumPy straight
+from the start times (the same definitions as :func:`scheduler.metrics.summarize`, which is too
+slow to call hundreds of thousands of times).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from scheduler.constants import BSLD_TAU_S
+from scheduler.errors import ConfigurationError
+from scheduler.policies import get_policy
+from scheduler.simulate import simulate_arrays
+
+__all__ = ["WEEKLY_COLUMNS", "WeekArrays", "simulate_weeks", "week_arrays"]
+
+#: Columns of the weekly result table (one row per simulated week), in order. Times in seconds;
+#: ``threshold_s`` is ``inf`` for no threshold; ``utilisation`` in [0, 1].
+WEEKLY_COLUMNS = {
+    "trace": pl.String,
+    "split": pl.String,
+    "week_index": pl.Int64,
+    "primary": pl.String,
+    "backfill": pl.String,
+    "threshold": pl.String,
+    "threshold_s": pl.Float64,
+    "jobs": pl.Int64,
+    "avg_wait_s": pl.Float64,
+    "max_wait_s": pl.Float64,
+    "avg_bsld": pl.Float64,
+    "max_bsld": pl.Float64,
+    "utilisation": pl.Float64,
+}
+
+
+@dataclass(frozen=True)
+class WeekArrays:
+    """Resampled weeks as contiguous arrays, ready for the kernel.
+
+    Week ``k`` occupies ``[bounds[k], bounds[k+1])`` of every array; inside a week jobs are in
+    (submit time, job number) order. Submit, run and estimate in seconds, procs in processors.
+    """
+
+    week_index: np.ndarray
+    bounds: np.ndarray
+    job_id: np.ndarray
+    submit_s: np.ndarray
+    run_s: np.ndarray
+    procs: np.ndarray
+    estimate_s: np.ndarray
+
+
+def week_arrays(weeks: pl.DataFrame, machine_procs: int, *, source: str = "weeks") -> WeekArrays:
+    """Check a weeks table once and cut it into per-week arrays.
+
+    Raises ConfigurationError naming ``source``, the week and the job when a value cannot be
+    simulated (processors outside 1..m, non-positive run or requested time), so the per-week
+    kernel calls can skip validation.
+    """
+    if weeks.height == 0:
+        raise ConfigurationError(f"{source}: no jobs in this batch of weeks")
+    weeks = weeks.sort("week_index", "submit_s", "job_id")
+    procs_column = (
+        pl.when(pl.col("alloc_procs") > 0).then(pl.col("alloc_procs")).otherwise("req_procs")
+    )
+    table = weeks.select(
+        pl.col("week_index").cast(pl.Int64),
+        pl.col("job_id").cast(pl.Float64),
+        pl.col("submit_s").cast(pl.Float64),
+        pl.col("run_s").cast(pl.Float64),
+        procs_column.cast(pl.Float64).alias("procs"),
+        pl.col("req_time_s").cast(pl.Float64).alias("estimate_s"),
+    )
+    arrays = {name: table[name].to_numpy() for name in table.columns}
+    checks = (
+        ("procs", (arrays["procs"] >= 1) & (arrays["procs"] <= machine_procs),
+         f"an integer in 1..{machine_procs}"),
+        ("run_s", (arrays["run_s"] > 0) & np.isfinite(arrays["run_s"]), "> 0"),
+        ("req_time_s", (arrays["estimate_s"] > 0) & np.isfinite(arrays["estimate_s"]), "> 0"),
+        ("submit_s", np.isfinite(arrays["submit_s"]), "finite"),
+    )  # fmt: skip
+    for field, ok, expected in checks:
+        if not ok.all():
+            bad = int(np.flatnonzero(~ok)[0])
+            raise ConfigurationError(
+                f"{source}: week {int(arrays['week_index'][bad])}, job "
+                f"{int(arrays['job_id'][bad])}: field {field} must be {expected}"
+            )
+    index = arrays["week_index"]
+    cut = np.flatnonzero(np.diff(index)) + 1
+    bounds = np.concatenate(([0], cut, [index.size])).astype(np.int64)
+    return WeekArrays(
+        week_index=index[bounds[:-1]],
+        bounds=bounds,
+        job_id=arrays["job_id"],
+        submit_s=arrays["submit_s"],
+        run_s=arrays["run_s"],
+        procs=arrays["procs"],
+        estimate_s=arrays["estimate_s"],
+    )
+
+
+def _week_figures(
+    submit: np.ndarray, run: np.ndarray, procs: np.ndarray, start: np.ndarray, machine_procs: int
+) -> tuple[float, float, float, float, float]:
+    """(AvgWait, MaxWait, AVEbsld, MaxBsld, utilisation) of one simulated week (seconds)."""
+    wait = start - submit
+    bsld = np.maximum((wait + run) / np.maximum(run, BSLD_TAU_S), 1.0)
+    makespan = float((start + run).max() - submit.min())
+    area = float(np.dot(procs, run))
+    utilisation = area / (machine_procs * makespan) if makespan > 0 else 0.0
+    return float(wait.mean()), float(wait.max()), float(bsld.mean()), float(bsld.max()), utilisation
+
+
+_FIGURE_COLUMNS = ("avg_wait_s", "max_wait_s", "avg_bsld", "max_bsld", "utilisation")
+
+
+def _unthresholded_figures(
+    unthresholded: pl.DataFrame | None,
+    weeks: WeekArrays,
+    primary: str,
+    backfill: str,
+    threshold_s: float,
+) -> np.ndarray | None:
+    """The figures of the run without threshold, one row per week of ``weeks`` (or None)."""
+    if unthresholded is None or math.isinf(threshold_s):
+        return None
+    same_case = unthresholded.filter(
+        (pl.col("primary") == primary) & (pl.col("backfill") == backfill)
+        & pl.col("threshold_s").is_infinite()
+    )  # fmt: skip
+    if same_case.height != unthresholded.height:
+        raise ConfigurationError(
+            f"the unthresholded results must be EASY-{primary}-{backfill} without threshold"
+        )
+    rows = pl.DataFrame({"week_index": weeks.week_index}).join(
+        same_case, on="week_index", how="left", maintain_order="left"
+    )
+    if rows["jobs"].null_count() or (rows["jobs"].to_numpy() != np.diff(weeks.bounds)).any():
+        raise ConfigurationError("the unthresholded results do not cover the same weeks")
+    return rows.select(_FIGURE_COLUMNS).to_numpy().astype(np.float64)
+
+
+def simulate_weeks(
+    weeks: WeekArrays,
+    machine_procs: int,
+    *,
+    primary: str,
+    backfill: str,
+    threshold: str,
+    threshold_s: float,
+    trace: str,
+    split: str,
+    unthresholded: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """Simulate EASY(primary, backfill, Θ) on every week of ``weeks`` independently.
+
+    Each week starts from an empty machine of ``machine_procs`` processors and runs until its
+    last job ends. ``threshold`` is the label of Θ (e.g. ``"20h"``), ``threshold_s`` its value in
+    seconds (``inf`` for none). Returns one row per week with :data:`WEEKLY_COLUMNS`, in week
+    order.
+
+    ``unthresholded`` (optional) is this function's result for the same trace, split, weeks and
+    policies without threshold. A week whose MaxWait there is <= Θ is not simulated again: its
+    figures are copied, because the runs are identical. (A job is moved ahead by Θ only at a
+    pass where it has waited more than Θ; without threshold every job waiting at a pass at time
+    ``now`` starts at or after ``now``, so its wait at that pass is at most its final wait, at
+    most MaxWait <= Θ: no job is ever overdue and every pass decides as without threshold.)
+    """
+    get_policy(primary)
+    get_policy(backfill)
+    if math.isnan(threshold_s) or threshold_s < 0:
+        raise ConfigurationError(f"threshold must be >= 0 seconds, got {threshold_s}")
+    n_weeks = weeks.week_index.size
+    figures = np.empty((n_weeks, 5), dtype=np.float64)
+    counts = np.diff(weeks.bounds)
+    known = _unthresholded_figures(unthresholded, weeks, primary, backfill, threshold_s)
+    for k in range(n_weeks):
+        if known is not None and known[k, 1] <= threshold_s:
+            figures[k] = known[k]
+            continue
+        lo, hi = weeks.bounds[k], weeks.bounds[k + 1]
+        submit, run, procs = weeks.submit_s[lo:hi], weeks.run_s[lo:hi], weeks.procs[lo:hi]
+        start = simulate_arrays(
+            submit, procs, run, weeks.estimate_s[lo:hi], machine_procs,
+            primary=primary, backfill=backfill, threshold_s=threshold_s,
+            job_id=weeks.job_id[lo:hi], validate=False,
+        )  # fmt: skip
+        figures[k] = _week_figures(submit, run, procs, start, machine_procs)
+    columns = {
+        "trace": [trace] * n_weeks,
+        "split": [split] * n_weeks,
+        "week_index": weeks.week_index,
+        "primary": [primary] * n_weeks,
+        "backfill": [backfill] * n_weeks,
+        "threshold": [threshold] * n_weeks,
+        "threshold_s": np.full(n_weeks, threshold_s),
+        "jobs": counts.astype(np.int64),
+        "avg_wait_s": figures[:, 0],
+        "max_wait_s": figures[:, 1],
+        "avg_bsld": figures[:, 2],
+        "max_bsld": figures[:, 3],
+        "utilisation": figures[:, 4],
+    }
+    return pl.DataFrame(columns, schema=WEEKLY_COLUMNS)
