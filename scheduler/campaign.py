@@ -116,7 +116,7 @@ def _week_figures(
     wait = start - submit
     bsld = np.maximum((wait + run) / np.maximum(run, BSLD_TAU_S), 1.0)
     makespan = float((start + run).max() - submit.min())
-    area = float(np.dot(procs, run))
+    area = float((procs * run).sum())  # not np.dot: BLAS threads would spin beside the kernel
     utilisation = area / (machine_procs * makespan) if makespan > 0 else 0.0
     return float(wait.mean()), float(wait.max()), float(bsld.mean()), float(bsld.max()), utilisation
 
