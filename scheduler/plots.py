@@ -166,10 +166,10 @@ def threshold_text(label: str) -> str:
     Returns
     -------
     str
-        The label with a space between number and unit.
+        The label with a no-break space between number and unit (titles never wrap there).
     """
     if label.endswith("h") and label[:-1].replace(".", "", 1).isdigit():
-        return f"{label[:-1]} h"
+        return f"{label[:-1]}\u00a0h"
     return label
 
 

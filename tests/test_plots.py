@@ -321,9 +321,9 @@ def test_threshold_comparison_plot(summary: pl.DataFrame) -> None:
     plot = threshold_comparison_plot(summary, "KTH-SP2", backfill="SPF", threshold="20h")
     data = plot.data
     assert len(data) == 2 * 7
-    assert list(data["setting"].cat.categories) == ["Θ = none", "Θ = 20 h"]
+    assert list(data["setting"].cat.categories) == ["Θ = none", "Θ = 20\u00a0h"]
     counts = data.groupby("setting", observed=True).size().to_dict()
-    assert counts == {"Θ = none": 7, "Θ = 20 h": 7}
+    assert counts == {"Θ = none": 7, "Θ = 20\u00a0h": 7}
     expected = summary.filter(
         (pl.col("trace") == "KTH-SP2")
         & (pl.col("split") == "train")
@@ -331,7 +331,7 @@ def test_threshold_comparison_plot(summary: pl.DataFrame) -> None:
         & (pl.col("threshold") == "20h")
         & (pl.col("primary") == "LQF")
     ).row(0, named=True)
-    got = data[(data["setting"] == "Θ = 20 h") & (data["primary"] == "LQF")]
+    got = data[(data["setting"] == "Θ = 20\u00a0h") & (data["primary"] == "LQF")]
     assert math.isclose(got["mean_relative_avg_wait"].iloc[0], expected["mean_relative_avg_wait"])
     assert "KTH-SP2" in _flat(plot.labels.title) and "20 h" in _flat(plot.labels.title)
     assert "SPF" in _flat(plot.labels.title)
