@@ -316,7 +316,12 @@ def tuning_protocol(
         write_parquet(protocol, parquet_path, record)
         write_csv(protocol, csv_path, record)
         title = "# Learned policy pair per trace and threshold (train → test)\n\n"
-        write_markdown(title + markdown_table(protocol), markdown_path, record)
+        p_values = [name for name in ("t_p_value", "sign_p_value", "p_holm") if name in protocol]
+        shown = protocol.with_columns(
+            pl.col(name).map_elements(lambda p: f"{p:.1e}", return_dtype=pl.String)
+            for name in p_values
+        )  # p-values in scientific notation: 0.000 would hide their size
+        write_markdown(title + markdown_table(shown), markdown_path, record)
         log(f"{protocol.height} (trace, threshold) rows")
 
 

@@ -196,12 +196,18 @@ def test_rerun_does_nothing(study: Path) -> None:
     assert planned_jobs(study) == {}
 
 
-def test_adding_a_threshold_reruns_only_new_simulations(study: Path, tmp_path: Path) -> None:
+def copy_with(study: Path, tmp_path: Path, **tuning: object) -> Path:
+    """A copy of the finished study whose config has the given ``tuning`` keys changed."""
     project = tmp_path / "copy"
     shutil.copytree(study, project, symlinks=True)
     config = yaml.safe_load((project / "tiny.yaml").read_text())
-    config["tuning"]["thresholds"] = ["none", "20h", "40h"]
+    config["tuning"].update(tuning)
     write_config(project, config)
+    return project
+
+
+def test_adding_a_threshold_reruns_only_new_simulations(study: Path, tmp_path: Path) -> None:
+    project = copy_with(study, tmp_path, thresholds=["none", "20h", "40h"])
     jobs = planned_jobs(project)
     assert jobs.pop("simulate_batch") == 2 * 4 * 2  # splits x pairs x batches, Θ = 40h only
     assert "filter_trace" not in jobs and "resample_weeks" not in jobs
@@ -209,17 +215,20 @@ def test_adding_a_threshold_reruns_only_new_simulations(study: Path, tmp_path: P
 
 
 def test_adding_a_policy_reruns_only_new_simulations(study: Path, tmp_path: Path) -> None:
-    project = tmp_path / "copy"
-    shutil.copytree(study, project, symlinks=True)
-    config = yaml.safe_load((project / "tiny.yaml").read_text())
-    config["tuning"]["primary_policies"] = ["FCFS", "SPF", "LQF"]
-    write_config(project, config)
+    project = copy_with(study, tmp_path, primary_policies=["FCFS", "SPF", "LQF"])
     jobs = planned_jobs(project)
     assert jobs["simulate_batch"] == 2 * 1 * 2 * 2 * 2  # splits x LQF x backfills x Θ x batches
     snakemake(project)
     assert planned_jobs(project) == {}
     summary = read_csv(project / "results/tuning/tables/KTH-slice_summary.csv")
     assert summary.height == 2 * 12
+
+
+def test_more_weeks_add_only_new_batches(study: Path, tmp_path: Path) -> None:
+    jobs = planned_jobs(copy_with(study, tmp_path, weeks_per_split=6))
+    assert jobs["resample_weeks"] == 2  # batch 2 of each split
+    assert jobs["simulate_batch"] == 2 * 8  # splits x cases, batch 2 only
+    assert "filter_trace" not in jobs and "split_trace" not in jobs
 
 
 def test_report_contains_every_figure_and_table(study: Path) -> None:

@@ -12,13 +12,16 @@ PLAN = tuning_plan(config)
 
 # Hashes of the package modules each step depends on: in `params`, they make Snakemake rerun
 # exactly the jobs a code change affects (it cannot see inside an imported package otherwise).
+# scheduler.pipeline (the glue every rule calls) counts for every step.
 CODE = {
-    "download": code_hash("download"),
-    "filter": code_hash("swf", "filters", "constants"),
-    "resample": code_hash("resample"),
-    "simulate": code_hash("_kernel", "simulate", "policies", "campaign", "constants"),
-    "stats": code_hash("stats"),
-    "plots": code_hash("plots"),
+    "download": code_hash("pipeline", "download"),
+    "filter": code_hash("pipeline", "swf", "filters", "constants"),
+    "resample": code_hash("pipeline", "resample"),
+    "simulate": code_hash(
+        "pipeline", "_kernel", "simulate", "policies", "campaign", "constants"
+    ),
+    "stats": code_hash("pipeline", "stats"),
+    "plots": code_hash("pipeline", "plots"),
 }
 
 TUNING = "results/tuning"
