@@ -24,9 +24,11 @@ include: "workflow/rules/resample.smk"
 include: "workflow/rules/simulate.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/online.smk"
 
 
 rule all:
     default_target: True
     input:
         tuning_targets(),
+        online_targets(),

@@ -22,15 +22,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
-from scheduler import plots
+from scheduler import online_plots, online_stats, plots
 from scheduler.campaign import WEEKLY_COLUMNS, simulate_weeks, week_arrays
 from scheduler.download import TraceSource, fetch_trace
 from scheduler.errors import ConfigurationError, SchedlabError
 from scheduler.filters import strong_filter
+from scheduler.online import long_trace, run_online, simulated_period_costs, trace_arrays
 from scheduler.provenance import provenance, write_csv, write_json, write_markdown, write_parquet
-from scheduler.resample import resample_weeks, split_at_midpoint
+from scheduler.resample import name_hash, resample_weeks, split_at_midpoint
+from scheduler.selectors import make_selector
 from scheduler.stats import (
     Baseline,
     add_relative_columns,
@@ -46,6 +49,11 @@ __all__ = [
     "collect_weekly",
     "download_trace",
     "filter_trace",
+    "make_long_trace",
+    "online_figure",
+    "online_run",
+    "online_tables",
+    "period_costs",
     "resample_batch",
     "rule_log",
     "simulate_batch",
@@ -403,3 +411,220 @@ def _flat(record: Mapping[str, Any]) -> dict[str, str]:
     """A provenance record as string values (image metadata holds text only)."""
     return {key: value if isinstance(value, str) else json.dumps(value, sort_keys=True)
             for key, value in record.items()}  # fmt: skip
+
+
+# -- the online policy-selection study ------------------------------------------------------------
+
+
+def make_long_trace(
+    filtered_path: str,
+    out_path: str,
+    *,
+    trace: str,
+    replica: int,
+    weeks: int,
+    seed: int,
+    method: str = "uniform",
+    log_path: str | None = None,
+) -> None:
+    """Build long resampled trace ``replica`` (``weeks`` resampled weeks end to end)."""
+    with rule_log(log_path) as log:
+        jobs = pl.read_parquet(filtered_path)
+        table = long_trace(jobs, replica, weeks=weeks, seed=seed, trace=trace, method=method)  # type: ignore[arg-type]
+        config = {"trace": trace, "replica": replica, "weeks": weeks, "seed": seed,
+                  "method": method}  # fmt: skip
+        write_parquet(
+            table, out_path, provenance(config, step="long_trace"),
+            _procs_meta(_machine_procs(filtered_path)),
+        )  # fmt: skip
+        log(f"{trace} replica {replica}: {weeks} weeks, {table.height:,} jobs")
+
+
+def _long_trace_arrays(path: str) -> tuple[Any, int]:
+    procs = _machine_procs(path)
+    return trace_arrays(pl.read_parquet(path), procs, source=path), procs
+
+
+def period_costs(
+    trace_path: str,
+    out_path: str,
+    *,
+    trace: str,
+    replica: int,
+    period: str,
+    period_s: float,
+    policies: Sequence[str],
+    threshold_s: float,
+    log_path: str | None = None,
+) -> None:
+    """Simulated feedback of a long trace: w(t; P) for every period t and policy P."""
+    with rule_log(log_path) as log:
+        started = time.perf_counter()
+        arrays, procs = _long_trace_arrays(trace_path)
+        costs = simulated_period_costs(
+            arrays, procs, tuple(policies), period_s=period_s, threshold_s=threshold_s
+        )
+        table = pl.DataFrame(
+            {"period_index": np.arange(costs.shape[0], dtype=np.int64)}
+            | {policy: costs[:, k] for k, policy in enumerate(policies)}
+        )
+        config = {"trace": trace, "replica": replica, "period": period,
+                  "policies": list(policies), "threshold_s": threshold_s}  # fmt: skip
+        write_parquet(table, out_path, provenance(config, step="period_costs"))
+        log(f"{trace} replica {replica} Δ={period}: {costs.shape[0]} periods × "
+            f"{len(policies)} policies in {time.perf_counter() - started:.1f} s")  # fmt: skip
+
+
+def online_run(
+    trace_path: str,
+    curve_path: str,
+    choices_path: str,
+    *,
+    trace: str,
+    replica: int,
+    strategy: str,
+    period: str,
+    period_s: float,
+    policies: Sequence[str],
+    threshold_s: float,
+    seed: int,
+    options: Mapping[str, Any] | None = None,
+    costs_path: str | Sequence[str] | None = None,
+    log_path: str | None = None,
+) -> None:
+    """One live run of a strategy (a selector spec) on a long trace: daily cumulative waits
+    and the policy chosen in every period."""
+    with rule_log(log_path) as log:
+        started = time.perf_counter()
+        arrays, procs = _long_trace_arrays(trace_path)
+        rng = np.random.default_rng(
+            np.random.SeedSequence(
+                [seed, name_hash(trace), replica, name_hash(strategy), name_hash(period)]
+            )
+        )
+        selector = make_selector(strategy, tuple(policies), rng=rng, **dict(options or {}))
+        if not isinstance(costs_path, str):
+            costs_path = costs_path[0] if costs_path else None
+        costs = None
+        if costs_path is not None:
+            costs = pl.read_parquet(costs_path).select(list(policies)).to_numpy()
+        result = run_online(
+            arrays, procs, selector, period_s=period_s, threshold_s=threshold_s, costs=costs
+        )
+        days = result.daily_cumulative_wait_s.size
+        keys = {"trace": trace, "replica": replica, "strategy": strategy, "period": period}
+        curve = pl.DataFrame(
+            {
+                **{k: [v] * days for k, v in keys.items()},
+                "day": np.arange(days, dtype=np.int64),
+                "cumulative_wait_s": result.daily_cumulative_wait_s,
+                "finished_jobs": result.daily_finished_jobs.astype(np.int64),
+            }
+        )
+        periods = len(result.choices)
+        choices = pl.DataFrame(
+            {
+                **{k: [v] * periods for k, v in keys.items()},
+                "period_index": np.arange(periods, dtype=np.int64),
+                "policy": list(result.choices),
+            }
+        )
+        config = {**keys, "threshold_s": threshold_s, "seed": seed,
+                  "options": dict(options or {})}  # fmt: skip
+        record = provenance(config, step="online_run")
+        write_parquet(curve, curve_path, record)
+        write_parquet(choices, choices_path, record)
+        log(f"{trace} replica {replica} {selector.name} Δ={period}: W = "
+            f"{result.total_wait_s:.6g} s over {arrays.jobs:,} jobs, {periods} periods, "
+            f"{time.perf_counter() - started:.2f} s")  # fmt: skip
+
+
+def online_tables(
+    curve_paths: Sequence[str],
+    choice_paths: Sequence[str],
+    outputs: Mapping[str, str],
+    *,
+    reference: str,
+    confidence: float,
+    seed: int,
+    log_path: str | None = None,
+) -> None:
+    """The online study's tables: ε by leave-one-trace-out vote, relative total-wait changes
+    of every strategy (bootstrap CIs, paired tests vs the best fixed policy, Holm), the fixed-
+    policy and strategy tables, improvement curves and choice shares for the figures.
+
+    ``outputs`` maps ``epsilon_csv, epsilon_md, changes_parquet, changes_csv, fixed_md,
+    strategies_md, improvement_parquet, shares_parquet`` to paths.
+    """
+    with rule_log(log_path) as log:
+        curves = pl.concat([pl.read_parquet(path) for path in curve_paths])
+        choices = pl.concat([pl.read_parquet(path) for path in choice_paths])
+        totals = online_stats.run_totals(curves)
+        epsilon = online_stats.choose_epsilon(totals)
+        changes = online_stats.relative_changes(
+            totals, reference=reference, chosen_epsilon=epsilon, confidence=confidence,
+            seed=seed,
+        )  # fmt: skip
+        record = provenance(
+            {"reference": reference, "confidence": confidence, "seed": seed}, step="online"
+        )
+        write_csv(epsilon, outputs["epsilon_csv"], record)
+        write_markdown(
+            "# ε of the bandit, leave-one-trace-out majority vote\n\n" + markdown_table(epsilon),
+            outputs["epsilon_md"], record,
+        )  # fmt: skip
+        write_parquet(changes, outputs["changes_parquet"], record)
+        write_csv(changes, outputs["changes_csv"], record)
+        title = "# Relative total-wait change vs EASY(FCFS, 40 h) over the resampled traces\n\n"
+        fixed = markdown_table(online_stats.fixed_policy_table(changes))
+        write_markdown(title + "## Fixed policies\n\n" + fixed, outputs["fixed_md"], record)
+        write_markdown(
+            title + "## Strategies\n\n" + markdown_table(online_stats.strategy_table(changes)),
+            outputs["strategies_md"], record,
+        )  # fmt: skip
+        write_parquet(online_stats.improvement_curves(curves, reference=reference),
+                      outputs["improvement_parquet"], record)  # fmt: skip
+        # fixed policies never switch: shares are for the selectors
+        selectors = choices.filter(pl.col("period") != "none")
+        write_parquet(online_stats.choice_shares(selectors), outputs["shares_parquet"], record)
+        log(f"{totals.height} runs over {totals['trace'].n_unique()} traces summarised")
+
+
+def online_figure(
+    figure: str,
+    trace: str,
+    improvement_path: str,
+    shares_path: str,
+    changes_path: str,
+    png_path: str,
+    pdf_path: str,
+    *,
+    log_path: str | None = None,
+) -> None:
+    """One figure of the online study for one trace: ``fixed_improvement``,
+    ``selector_improvement_<period>`` or ``choice_shares_<period>``."""
+    with rule_log(log_path) as log:
+        changes = pl.read_parquet(changes_path).filter(pl.col("trace") == trace)
+        improvement = pl.read_parquet(improvement_path)
+        kind, _, period = figure.rpartition("_")
+        bandit_rows = changes.filter(
+            (pl.col("strategy") == online_stats.LOTO_BANDIT) & (pl.col("period") == period)
+        )
+        bandit = bandit_rows["source"][0] if bandit_rows.height else None
+        best_rows = changes.filter(pl.col("strategy") == online_stats.BEST_FIXED)
+        best_fixed = best_rows["source"][0] if best_rows.height else None
+        if figure == "fixed_improvement":
+            plot = online_plots.fixed_improvement_plot(improvement, trace)
+        elif kind == "selector_improvement":
+            plot = online_plots.selector_improvement_plot(
+                improvement, trace, period=period, bandit=bandit, best_fixed=best_fixed
+            )
+        elif kind == "choice_shares":
+            plot = online_plots.choice_share_plot(
+                pl.read_parquet(shares_path), trace, bandit=bandit, period=period
+            )
+        else:
+            raise ConfigurationError(f"unknown online figure {figure!r}")
+        record = provenance({"trace": trace, "figure": figure}, step="online_figure")
+        plots.save_figure(plot, png_path, pdf_path, provenance=_flat(record))
+        log(f"{trace}: {figure} drawn")

@@ -37,6 +37,7 @@ __all__ = [
     "RESAMPLING_METHODS",
     "SPLITS",
     "WEEK_COLUMNS",
+    "name_hash",
     "resample_weeks",
     "split_at_midpoint",
     "week_seed",
@@ -85,7 +86,8 @@ def split_at_midpoint(jobs: pl.DataFrame, *, name: str = "trace") -> dict[str, p
     return parts
 
 
-def _name_hash(name: str) -> int:
+def name_hash(name: str) -> int:
+    """A stable 64-bit integer of a name (first 8 bytes of its SHA-256), for seed sequences."""
     return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "little")
 
 
@@ -93,7 +95,7 @@ def week_seed(seed: int, trace: str, split: str, index: int) -> np.random.SeedSe
     """The seed sequence of draw ``index`` of (trace, split) under the global ``seed``."""
     if seed < 0 or index < 0:
         raise ConfigurationError(f"seed and index must be >= 0, got {seed}, {index}")
-    return np.random.SeedSequence([seed, _name_hash(trace), _name_hash(split), index])
+    return np.random.SeedSequence([seed, name_hash(trace), name_hash(split), index])
 
 
 class _UserWeeks:

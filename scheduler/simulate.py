@@ -181,6 +181,22 @@ class Simulation:
         n = self.jobs.shape[1]
         return bool(self.istate[kernel.NEXT_SUB] == n and self.istate[kernel.HLEN] == 0)
 
+    @property
+    def kernel_order(self) -> np.ndarray | None:
+        """Permutation from the caller's job order to the kernel's (submit time, job number)
+        order, or None when the caller's order already is the kernel's."""
+        return None if self._order is None else self._order.copy()
+
+    def start_s_view(self) -> np.ndarray:
+        """Start times (s, NaN while not started) in the kernel's order, without a copy.
+
+        A read-only view that follows the simulation as it advances: for loops that look at
+        the schedule after every period of a long run (online policy selection).
+        """
+        view = self.fwork[kernel.START]
+        view.flags.writeable = False
+        return view
+
     def _restore(self, values: np.ndarray) -> np.ndarray:
         if self._order is None:
             return values.copy()

@@ -47,6 +47,15 @@ def tiny_config(mirror: Path, **tuning: object) -> dict:
         },
         "archive": {"mirror_dirs": [str(mirror)], "offline": True},
         "tuning": study,
+        "online": {
+            "traces": ["KTH-slice"],
+            "replicas": 2,
+            "weeks": 3,
+            "policies": ["FCFS", "SPF", "LQF"],
+            "periods": ["1d", "1w"],
+            "selectors": ["random", "full", "noisy", "bandit", "ucb", "swucb"],
+            "epsilons": [0.1, 0.5],
+        },
     }
 
 
@@ -133,6 +142,10 @@ def test_dry_run_plans_the_whole_study(tmp_path: Path, kth_path: Path) -> None:
     assert jobs["download_trace"] == jobs["filter_trace"] == jobs["split_trace"] == 1
     assert jobs["trace_figure"] == 6
     assert jobs["study_figure"] == 2
+    # online: 2 replicas x (3 fixed + 2 periods x (random, full, noisy, ucb, swucb, 2 bandits))
+    assert jobs["online_run"] == 2 * (3 + 2 * 7)
+    assert jobs["period_costs"] == 2 * 2 and jobs["long_trace"] == 2
+    assert jobs["online_tables"] == 1 and jobs["online_figure"] == 5
     assert not (project / "results").exists()
 
 
@@ -211,6 +224,7 @@ def test_adding_a_threshold_reruns_only_new_simulations(study: Path, tmp_path: P
     jobs = planned_jobs(project)
     assert jobs.pop("simulate_batch") == 2 * 4 * 2  # splits x pairs x batches, Θ = 40h only
     assert "filter_trace" not in jobs and "resample_weeks" not in jobs
+    assert "online_run" not in jobs and "online_tables" not in jobs
     assert {"collect_weekly", "summarize_trace", "tuning_protocol"} <= set(jobs)
 
 
@@ -229,6 +243,31 @@ def test_more_weeks_add_only_new_batches(study: Path, tmp_path: Path) -> None:
     assert jobs["resample_weeks"] == 2  # batch 2 of each split
     assert jobs["simulate_batch"] == 2 * 8  # splits x cases, batch 2 only
     assert "filter_trace" not in jobs and "split_trace" not in jobs
+
+
+def test_online_study_tables_and_figures(study: Path) -> None:
+    changes = read_csv(study / "results/online/tables/changes.csv")
+    fixed = changes.filter(pl.col("strategy").str.starts_with("fixed:"))
+    assert fixed.height == 3
+    reference = fixed.filter(pl.col("strategy") == "fixed:FCFS")
+    assert reference["relative_change"].to_list() == [0.0]
+    selectors = set(changes.filter(pl.col("period") == "1d")["strategy"].to_list())
+    assert {"random", "full", "noisy", "ucb", "swucb", "bandit (LOTO ε)"} <= selectors
+    best = changes.filter(pl.col("strategy") == "best fixed (hindsight)")
+    assert best["relative_change"][0] == fixed["relative_change"].min()
+    epsilon = read_csv(study / "results/online/tables/epsilon.csv")
+    assert set(epsilon["chosen"].to_list()) <= {0.1, 0.5}
+    choices = pl.read_parquet(
+        study / "results/online/KTH-slice/choices/1d/noisy/replica1.parquet"
+    )
+    assert choices["period_index"].to_list() == list(range(choices.height))
+    assert set(choices["policy"].to_list()) <= {"FCFS", "SPF", "LQF"}
+    figures = sorted((study / "results/online/figures/KTH-slice").glob("*.png"))
+    assert [f.stem for f in figures] == [
+        "choice_shares_1d", "choice_shares_1w", "fixed_improvement",
+        "selector_improvement_1d", "selector_improvement_1w",
+    ]  # fmt: skip
+    assert all(f.stat().st_size > 10_000 for f in figures)
 
 
 def test_report_contains_every_figure_and_table(study: Path) -> None:

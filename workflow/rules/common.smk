@@ -5,10 +5,11 @@ from snakemake.utils import validate
 
 from scheduler import pipeline
 from scheduler.provenance import code_hash
-from scheduler.study_config import tuning_plan
+from scheduler.study_config import online_plan, tuning_plan
 
 validate(config, schema="../schemas/config.schema.yaml")
 PLAN = tuning_plan(config)
+ONLINE_PLAN = online_plan(config)
 
 # Hashes of the package modules each step depends on: in `params`, they make Snakemake rerun
 # exactly the jobs a code change affects (it cannot see inside an imported package otherwise).
@@ -22,9 +23,24 @@ CODE = {
     ),
     "stats": code_hash("pipeline", "stats"),
     "plots": code_hash("pipeline", "plots"),
+    "online": code_hash(
+        "pipeline",
+        "online",
+        "selectors",
+        "resample",
+        "campaign",
+        "_kernel",
+        "simulate",
+        "policies",
+        "constants",
+    ),
+    "online_stats": code_hash(
+        "pipeline", "online_stats", "online_plots", "plots", "stats"
+    ),
 }
 
 TUNING = "results/tuning"
+ONLINE = "results/online"
 SIM_CASE = "{split}/{primary}/{backfill}/{threshold}/batch{batch}"
 PER_TRACE_FIGURES = (
     "weekly_avg_wait",
@@ -49,6 +65,10 @@ wildcard_constraints:
     backfill=r"[A-Za-z0-9_]+",
     threshold=r"none|[0-9.]+[smhdw]",
     figure=_alternatives(PER_TRACE_FIGURES + STUDY_FIGURES),
+    replica=r"\d+",
+    period=r"none|[0-9]+[smhdw]",
+    strategy=r"[A-Za-z0-9.-]+",
+    online_figure=r"fixed_improvement|(selector_improvement|choice_shares)_[0-9]+[smhdw]",
 
 
 def trace_source(wildcards):
@@ -138,3 +158,74 @@ def figure_settings():
         "threshold": PLAN.figure_threshold,
         "baseline_threshold": PLAN.baseline.threshold,
     }
+
+
+# -- the online study ----------------------------------------------------------------------------
+
+
+def period_seconds(wildcards):
+    # fixed policies never switch: their "period" (none) only paces the live run's loop
+    if wildcards.period == "none":
+        return 604800.0
+    return ONLINE_PLAN.period_seconds(wildcards.period)
+
+
+def strategy_spec(wildcards):
+    return ONLINE_PLAN.strategy(wildcards.strategy).spec
+
+
+def online_run_settings(wildcards):
+    """What defines one live run (the keyword arguments of scheduler.pipeline.online_run)."""
+    return {
+        "trace": wildcards.trace,
+        "replica": int(wildcards.replica),
+        "strategy": strategy_spec(wildcards),
+        "period": wildcards.period,
+        "period_s": period_seconds(wildcards),
+        "policies": list(ONLINE_PLAN.policies),
+        "threshold_s": ONLINE_PLAN.threshold_s,
+        "seed": ONLINE_PLAN.seed,
+        "options": ONLINE_PLAN.selector_options,
+    }
+
+
+def online_costs_input(wildcards):
+    """The simulated period costs, for the selectors that need them (full, noisy)."""
+    if not ONLINE_PLAN.strategy(wildcards.strategy).needs_simulation:
+        return []
+    return f"{ONLINE}/{wildcards.trace}/costs/{wildcards.period}/replica{wildcards.replica}.parquet"
+
+
+def online_run_files(kind):
+    """Every run output (kind: "runs" or "choices") of the online study."""
+    return [
+        f"{ONLINE}/{trace}/{kind}/{period}/{strategy.slug}/replica{replica}.parquet"
+        for trace in ONLINE_PLAN.trace_names
+        for replica in range(ONLINE_PLAN.replicas)
+        for strategy, period in ONLINE_PLAN.runs()
+    ]
+
+
+def online_figures():
+    periods = [period.label for period in ONLINE_PLAN.periods]
+    return ["fixed_improvement"] + [
+        f"{kind}_{period}"
+        for kind in ("selector_improvement", "choice_shares")
+        for period in periods
+    ]
+
+
+def online_targets():
+    if not ONLINE_PLAN.traces:
+        return []
+    tables = expand(
+        f"{ONLINE}/tables/{{name}}",
+        name=("epsilon.md", "fixed_policies.md", "strategies.md", "changes.csv"),
+    )
+    figures = expand(
+        f"{ONLINE}/figures/{{trace}}/{{figure}}.{{ext}}",
+        trace=ONLINE_PLAN.trace_names,
+        figure=online_figures(),
+        ext=("png", "pdf"),
+    )
+    return tables + figures

@@ -1,0 +1,173 @@
+# The online policy-selection study: selectors choose the live EASY(P, Θ) policy period by
+# period on long resampled traces (scheduler.online, scheduler.selectors).
+
+
+rule long_trace:
+    input:
+        "results/{trace}/filtered.parquet",
+    output:
+        f"{ONLINE}/{{trace}}/traces/replica{{replica}}.parquet",
+    log:
+        "logs/online/{trace}/traces/replica{replica}.log",
+    benchmark:
+        "benchmarks/online/{trace}/traces/replica{replica}.tsv"
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        weeks=ONLINE_PLAN.weeks,
+        seed=ONLINE_PLAN.seed,
+        method=ONLINE_PLAN.resampling,
+        code=CODE["online"],
+    run:
+        pipeline.make_long_trace(
+            input[0],
+            output[0],
+            trace=wildcards.trace,
+            replica=int(wildcards.replica),
+            weeks=params.weeks,
+            seed=params.seed,
+            method=params.method,
+            log_path=log[0],
+        )
+
+
+rule period_costs:
+    input:
+        f"{ONLINE}/{{trace}}/traces/replica{{replica}}.parquet",
+    output:
+        f"{ONLINE}/{{trace}}/costs/{{period}}/replica{{replica}}.parquet",
+    log:
+        "logs/online/{trace}/costs/{period}/replica{replica}.log",
+    benchmark:
+        "benchmarks/online/{trace}/costs/{period}/replica{replica}.tsv"
+    group:
+        "online"
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        period_s=period_seconds,
+        policies=list(ONLINE_PLAN.policies),
+        threshold_s=ONLINE_PLAN.threshold_s,
+        code=CODE["online"],
+    run:
+        pipeline.period_costs(
+            input[0],
+            output[0],
+            trace=wildcards.trace,
+            replica=int(wildcards.replica),
+            period=wildcards.period,
+            period_s=params.period_s,
+            policies=params.policies,
+            threshold_s=params.threshold_s,
+            log_path=log[0],
+        )
+
+
+rule online_run:
+    input:
+        trace=f"{ONLINE}/{{trace}}/traces/replica{{replica}}.parquet",
+        costs=online_costs_input,
+    output:
+        curve=f"{ONLINE}/{{trace}}/runs/{{period}}/{{strategy}}/replica{{replica}}.parquet",
+        choices=f"{ONLINE}/{{trace}}/choices/{{period}}/{{strategy}}/replica{{replica}}.parquet",
+    log:
+        "logs/online/{trace}/runs/{period}/{strategy}/replica{replica}.log",
+    benchmark:
+        "benchmarks/online/{trace}/runs/{period}/{strategy}/replica{replica}.tsv"
+    group:
+        "online"
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        run=online_run_settings,
+        code=CODE["online"],
+    run:
+        pipeline.online_run(
+            input.trace,
+            output.curve,
+            output.choices,
+            costs_path=input.costs,
+            log_path=log[0],
+            **params.run,
+        )
+
+
+rule online_tables:
+    input:
+        curves=online_run_files("runs"),
+        choices=online_run_files("choices"),
+    output:
+        epsilon_csv=report(
+            f"{ONLINE}/tables/epsilon.csv",
+            caption="../report/online_table.rst",
+            category="Online selection",
+            labels={"table": "epsilon (leave-one-trace-out)"},
+        ),
+        epsilon_md=f"{ONLINE}/tables/epsilon.md",
+        changes_parquet=f"{ONLINE}/tables/changes.parquet",
+        changes_csv=report(
+            f"{ONLINE}/tables/changes.csv",
+            caption="../report/online_table.rst",
+            category="Online selection",
+            labels={"table": "relative total-wait changes"},
+        ),
+        fixed_md=f"{ONLINE}/tables/fixed_policies.md",
+        strategies_md=f"{ONLINE}/tables/strategies.md",
+        improvement_parquet=f"{ONLINE}/tables/improvement.parquet",
+        shares_parquet=f"{ONLINE}/tables/choice_shares.parquet",
+    log:
+        "logs/online/tables.log",
+    benchmark:
+        "benchmarks/online/tables.tsv"
+    localrule: True
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        reference=ONLINE_PLAN.reference,
+        confidence=PLAN.confidence,
+        seed=ONLINE_PLAN.seed,
+        code=CODE["online_stats"],
+    run:
+        pipeline.online_tables(
+            input.curves,
+            input.choices,
+            dict(output.items()),
+            reference=params.reference,
+            confidence=params.confidence,
+            seed=params.seed,
+            log_path=log[0],
+        )
+
+
+rule online_figure:
+    input:
+        improvement=f"{ONLINE}/tables/improvement.parquet",
+        shares=f"{ONLINE}/tables/choice_shares.parquet",
+        changes=f"{ONLINE}/tables/changes.parquet",
+    output:
+        png=report(
+            f"{ONLINE}/figures/{{trace}}/{{online_figure}}.png",
+            caption="../report/online_figure.rst",
+            category="Online selection",
+            subcategory="{trace}",
+            labels={"trace": "{trace}", "figure": "{online_figure}"},
+        ),
+        pdf=f"{ONLINE}/figures/{{trace}}/{{online_figure}}.pdf",
+    log:
+        "logs/online/{trace}/figures/{online_figure}.log",
+    localrule: True
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        code=CODE["online_stats"],
+    run:
+        pipeline.online_figure(
+            wildcards.online_figure,
+            wildcards.trace,
+            input.improvement,
+            input.shares,
+            input.changes,
+            output.png,
+            output.pdf,
+            log_path=log[0],
+        )
