@@ -522,13 +522,16 @@ def online_run(
             }
         )
         periods = len(result.choices)
-        choices = pl.DataFrame(
-            {
-                **{k: [v] * periods for k, v in keys.items()},
-                "period_index": np.arange(periods, dtype=np.int64),
-                "policy": list(result.choices),
-            }
-        )
+        columns = {
+            **{k: [v] * periods for k, v in keys.items()},
+            "period_index": np.arange(periods, dtype=np.int64),
+            "policy": list(result.choices),
+        }
+        if selector.needs_simulation:
+            # the cost vector each period's feedback gave (noisy: with its noise), policy order
+            costs_by_period = {e["period"]: e.get("costs") for e in selector.history}
+            columns["costs_s"] = [costs_by_period.get(t) for t in range(periods)]
+        choices = pl.DataFrame(columns)
         config = {**keys, "threshold_s": threshold_s, "seed": seed,
                   "options": dict(options or {})}  # fmt: skip
         record = provenance(config, step="online_run")
@@ -558,7 +561,9 @@ def online_tables(
     """
     with rule_log(log_path) as log:
         curves = pl.concat([pl.read_parquet(path) for path in curve_paths])
-        choices = pl.concat([pl.read_parquet(path) for path in choice_paths])
+        choices = pl.concat(
+            [pl.read_parquet(path) for path in choice_paths], how="diagonal_relaxed"
+        )
         totals = online_stats.run_totals(curves)
         epsilon = online_stats.choose_epsilon(totals)
         changes = online_stats.relative_changes(

@@ -22,7 +22,7 @@ import polars as pl
 from scheduler import _kernel as kernel
 from scheduler.errors import ConfigurationError
 from scheduler.metrics import RunSummary, cumulative_wait, job_metric_columns, summarize
-from scheduler.policies import PolicyInputs, get_policy, priority_key
+from scheduler.policies import PolicyInputs, PriorityKey, get_policy, priority_key
 from scheduler.swf import Trace
 from scheduler.units import parse_duration
 
@@ -126,19 +126,29 @@ class Simulation:
             first_submit_s=float(jobs[kernel.SUBMIT, 0]) if n else 0.0,
         )
         self._keys = np.empty((4, n), dtype=np.float64)
+        self._key_cache: dict[str, PriorityKey] = {}
         self._static = (True, True)
         self._policies: tuple[str | None, str | None] = (None, None)
         self.istate, self.iwork, self.fwork = kernel.new_state(jobs, self.machine_procs)
 
+    def _key(self, name: str) -> PriorityKey:
+        """The priority key of policy ``name`` over this simulation's jobs, computed once:
+        an online run switches policies hundreds of times over the same jobs."""
+        key = self._key_cache.get(name)
+        if key is None:
+            key = priority_key(name, self._inputs, validate=self.validate)
+            self._key_cache[name] = key
+        return key
+
     def _set_policies(self, primary: str, backfill: str | None) -> None:
         if self._policies == (primary, backfill):
             return
-        key = priority_key(primary, self._inputs, validate=self.validate)
+        key = self._key(primary)
         self._keys[kernel.P_BASE], self._keys[kernel.P_DIV] = key.base, key.divisor
         p_static = key.is_static
         b_static = False
         if backfill is not None:
-            key = priority_key(backfill, self._inputs, validate=self.validate)
+            key = self._key(backfill)
             self._keys[kernel.B_BASE], self._keys[kernel.B_DIV] = key.base, key.divisor
             b_static = key.is_static
         self._static = (p_static, b_static)

@@ -262,6 +262,9 @@ def test_online_study_tables_and_figures(study: Path) -> None:
     )
     assert choices["period_index"].to_list() == list(range(choices.height))
     assert set(choices["policy"].to_list()) <= {"FCFS", "SPF", "LQF"}
+    observed = choices.filter(pl.col("costs_s").is_not_null())  # noisy logs its cost vectors
+    assert observed.height >= choices.height - 1
+    assert all(len(costs) == 3 for costs in observed["costs_s"].to_list())
     figures = sorted((study / "results/online/figures/KTH-slice").glob("*.png"))
     assert [f.stem for f in figures] == [
         "choice_shares_1d", "choice_shares_1w", "fixed_improvement",
