@@ -16,7 +16,15 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from scheduler.errors import ConfigurationError
-from scheduler.study_config import Batch, SimulationCase, Threshold, TraceEntry, tuning_plan
+from scheduler.study_config import (
+    Batch,
+    SimulationCase,
+    Threshold,
+    TraceEntry,
+    online_plan,
+    strategy_slug,
+    tuning_plan,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG_DIR = ROOT / "config"
@@ -274,3 +282,39 @@ def test_threshold_without_unit_refused_before_planning(config):
 def test_schema_rejects_bad_values(config, change):
     with pytest.raises(WorkflowError):
         validate(deep_merge(config, change), str(SCHEMA))
+
+
+# -- the online study section ----------------------------------------------------------------------
+
+
+def test_default_online_plan(config) -> None:
+    plan = online_plan(config)
+    assert plan.trace_names == ("KTH-SP2",) and plan.replicas == 2 and plan.weeks == 104
+    assert plan.threshold_s == 40 * 3600 and plan.reference == "fixed:FCFS"
+    assert [p.label for p in plan.periods] == ["1d", "1w"]
+    fixed = [s for s in plan.strategies if s.spec.startswith("fixed:")]
+    assert len(fixed) == 12 and all(s.periods == ("none",) for s in fixed)
+    bandits = [s.spec for s in plan.strategies if s.spec.startswith("bandit")]
+    assert bandits == [f"bandit(eps={e})" for e in ("0.1", "0.3", "0.5", "0.7", "0.9")]
+    # 12 fixed + (random, full, noisy, ucb, swucb, 5 bandits) x 2 periods
+    assert len(plan.runs()) == 12 + 10 * 2
+    assert {s.slug for s in plan.strategies if s.needs_simulation} == {"full", "noisy"}
+    assert strategy_slug("bandit(eps=0.3)") == "bandit-eps0.3"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"selectors": ["oracle"]}, "unknown selector 'oracle'"),
+        ({"periods": ["1"]}, "needs a unit"),
+        ({"policies": ["FCFS", "XYZ"]}, "unknown policy 'XYZ'"),
+        ({"traces": ["NOPE"]}, "config online.traces: unknown trace 'NOPE'"),
+        ({"epsilons": [1.5]}, "online.epsilons"),
+        ({"reference": "SPF", "policies": ["FCFS", "LQF"]}, "online.reference"),
+    ],
+)
+def test_online_plan_errors_name_the_key(config, change, message) -> None:
+    changed = copy.deepcopy(config)
+    changed["online"].update(change)
+    with pytest.raises(ConfigurationError, match=message.replace("(", r"\(")):
+        online_plan(changed)
