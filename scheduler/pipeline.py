@@ -200,12 +200,32 @@ def resample_batch(
         log(f"{trace} {split}: weeks {first_week}-{last_week}, {weeks.height:,} jobs")
 
 
+#: How a table file of each kind becomes checked kernel arrays.
+_ARRAY_BUILDERS: dict[str, Callable[..., Any]] = {"weeks": week_arrays, "long_trace": trace_arrays}
+
+
 @functools.lru_cache(maxsize=4)
-def _cached_week_arrays(path: str, stamp: tuple[int, int]) -> tuple[Any, int]:
-    """Weeks of a batch file as kernel arrays, shared by the jobs that run in one process
-    (Snakemake's thread mode); ``stamp`` (mtime, size) invalidates a rewritten file."""
+def _cached_kernel_arrays(kind: str, path: str, stamp: tuple[int, int]) -> tuple[Any, int]:
     procs = _machine_procs(path)
-    return week_arrays(pl.read_parquet(path), procs, source=path), procs
+    return _ARRAY_BUILDERS[kind](pl.read_parquet(path), procs, source=path), procs
+
+
+def _kernel_arrays(kind: str, path: str) -> tuple[Any, int]:
+    """A weeks batch or a long trace as kernel arrays and the machine size (processors).
+
+    Read and checked once per process and shared by the jobs that run in it (Snakemake's
+    thread mode runs the many jobs over one file back to back); the file's (mtime, size)
+    stamp invalidates the cache when it is rewritten.
+    """
+    status = os.stat(path)
+    return _cached_kernel_arrays(kind, os.path.abspath(path), (status.st_mtime_ns, status.st_size))
+
+
+def _optional_path(path: str | Sequence[str] | None) -> str | None:
+    """A Snakemake input that is a path or an empty list (no such input) as a path or None."""
+    if path is None or isinstance(path, str):
+        return path
+    return path[0] if path else None
 
 
 def simulate_batch(
@@ -229,12 +249,8 @@ def simulate_batch(
     """
     with rule_log(log_path) as log:
         started = time.perf_counter()
-        status = os.stat(weeks_path)
-        weeks, procs = _cached_week_arrays(
-            os.path.abspath(weeks_path), (status.st_mtime_ns, status.st_size)
-        )
-        if not isinstance(unthresholded_path, str):
-            unthresholded_path = unthresholded_path[0] if unthresholded_path else None
+        weeks, procs = _kernel_arrays("weeks", weeks_path)
+        unthresholded_path = _optional_path(unthresholded_path)
         unthresholded = None if unthresholded_path is None else pl.read_parquet(unthresholded_path)
         table = simulate_weeks(
             weeks, procs, primary=primary, backfill=backfill, threshold=threshold,
@@ -440,11 +456,6 @@ def make_long_trace(
         log(f"{trace} replica {replica}: {weeks} weeks, {table.height:,} jobs")
 
 
-def _long_trace_arrays(path: str) -> tuple[Any, int]:
-    procs = _machine_procs(path)
-    return trace_arrays(pl.read_parquet(path), procs, source=path), procs
-
-
 def period_costs(
     trace_path: str,
     out_path: str,
@@ -460,7 +471,7 @@ def period_costs(
     """Simulated feedback of a long trace: w(t; P) for every period t and policy P."""
     with rule_log(log_path) as log:
         started = time.perf_counter()
-        arrays, procs = _long_trace_arrays(trace_path)
+        arrays, procs = _kernel_arrays("long_trace", trace_path)
         costs = simulated_period_costs(
             arrays, procs, tuple(policies), period_s=period_s, threshold_s=threshold_s
         )
@@ -496,15 +507,14 @@ def online_run(
     and the policy chosen in every period."""
     with rule_log(log_path) as log:
         started = time.perf_counter()
-        arrays, procs = _long_trace_arrays(trace_path)
+        arrays, procs = _kernel_arrays("long_trace", trace_path)
         rng = np.random.default_rng(
             np.random.SeedSequence(
                 [seed, name_hash(trace), replica, name_hash(strategy), name_hash(period)]
             )
         )
         selector = make_selector(strategy, tuple(policies), rng=rng, **dict(options or {}))
-        if not isinstance(costs_path, str):
-            costs_path = costs_path[0] if costs_path else None
+        costs_path = _optional_path(costs_path)
         costs = None
         if costs_path is not None:
             costs = pl.read_parquet(costs_path).select(list(policies)).to_numpy()
