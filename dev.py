@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """schedlab's two entry commands, needing only Python >= 3.11 and pip.
 
-    python3 dev.py run    # the main job: the default Snakemake study on the bundled KTH-SP2 log
-    python3 dev.py test   # lint + the whole test suite
+    python3 dev.py run            # the main job: the default study on the bundled KTH-SP2 log
+    python3 dev.py test           # lint + the whole test suite (but the cluster tests)
+    python3 dev.py test-cluster   # a live single-node Slurm cluster + the cluster tests
+                                  # (root on Debian: tests/cluster/slurm-up installs Slurm)
 
 Both build ``.venv`` with ``python3 -m venv`` and ``pip install -e .[test]`` the first time,
 and reuse it while ``pyproject.toml`` is unchanged (a hash of it is kept in ``.venv``).
@@ -72,7 +74,26 @@ def test(*extra: str) -> int:
     return subprocess.run([python, "-m", "pytest", *extra], cwd=ROOT).returncode
 
 
-COMMANDS = {"run": run, "test": test}
+def test_cluster(*extra: str) -> int:
+    """Start a single-node Slurm cluster (tests/cluster/slurm-up), run the tests marked
+    ``cluster`` against it, and stop it again (tests/cluster/slurm-down), also on failure."""
+    scripts = ROOT / "tests" / "cluster"
+    state = Path(os.environ.get("SCHEDLAB_SLURM_DIR", "/tmp/schedlab-slurm"))
+    up = subprocess.run([str(scripts / "slurm-up")], cwd=ROOT)
+    try:
+        if up.returncode != 0:
+            return up.returncode
+        env = dict(os.environ)
+        for line in (state / "env").read_text().splitlines():  # "export NAME=value" lines
+            name, _, value = line.removeprefix("export ").partition("=")
+            env[name] = value
+        command = [str(BIN / "python"), "-m", "pytest", "-m", "cluster", *extra]
+        return subprocess.run(command, cwd=ROOT, env=env).returncode
+    finally:
+        subprocess.run([str(scripts / "slurm-down")], cwd=ROOT)
+
+
+COMMANDS = {"run": run, "test": test, "test-cluster": test_cluster}
 
 
 def main(argv: list[str]) -> int:

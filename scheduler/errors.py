@@ -49,3 +49,8 @@ class TraceFormatError(SchedlabError):
 
 class ConfigurationError(SchedlabError):
     """An argument or configuration value that cannot be used (unknown policy, bad duration...)."""
+
+
+class TableError(SchedlabError):
+    """A table written by an earlier workflow step that cannot be read (corrupted, truncated,
+    not parquet) or lacks what the step needs. The message names the file."""

@@ -25,23 +25,19 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scheduler import online_plots, online_stats, plots
 from scheduler.campaign import WEEKLY_COLUMNS, simulate_weeks, week_arrays
 from scheduler.download import TraceSource, fetch_trace
-from scheduler.errors import ConfigurationError, SchedlabError
+from scheduler.errors import ConfigurationError, SchedlabError, TableError
 from scheduler.filters import strong_filter
 from scheduler.online import long_trace, run_online, simulated_period_costs, trace_arrays
 from scheduler.provenance import provenance, write_csv, write_json, write_markdown, write_parquet
 from scheduler.resample import name_hash, resample_weeks, split_at_midpoint
 from scheduler.selectors import make_selector
-from scheduler.stats import (
-    Baseline,
-    add_relative_columns,
-    markdown_table,
-    summarize_configs,
-    train_test_protocol,
-)
 from scheduler.swf import read_swf
+
+# The statistics and plotting modules (statsmodels, plotnine: about 1.5 s of imports) are imported
+# inside the table and figure steps only: Snakemake imports this module at every start, once per
+# job on a cluster, and the simulation jobs never need them.
 
 __all__ = [
     "MACHINE_PROCS_KEY",
@@ -100,8 +96,20 @@ def rule_log(path: str | os.PathLike[str] | None) -> Iterator[Log]:
             handle.close()
 
 
+def _read_table(path: str | os.PathLike[str]) -> pl.DataFrame:
+    """A parquet table written by an earlier step; an unreadable file is a :class:`TableError`
+    naming it (polars' own message does not name the file)."""
+    try:
+        return pl.read_parquet(path)
+    except pl.exceptions.PolarsError as error:
+        raise TableError(f"{path}: not a readable parquet table ({error})") from error
+
+
 def _machine_procs(path: str | os.PathLike[str]) -> int:
-    meta = pl.read_parquet_metadata(path)
+    try:
+        meta = pl.read_parquet_metadata(path)
+    except pl.exceptions.PolarsError as error:
+        raise TableError(f"{path}: not a readable parquet table ({error})") from error
     if MACHINE_PROCS_KEY not in meta:
         raise ConfigurationError(f"{path}: no {MACHINE_PROCS_KEY} in its metadata")
     return int(meta[MACHINE_PROCS_KEY])
@@ -163,7 +171,7 @@ def split_trace(
 ) -> None:
     """Cut the filtered jobs at their temporal midpoint into train and test parts."""
     with rule_log(log_path) as log:
-        jobs = pl.read_parquet(filtered_path)
+        jobs = _read_table(filtered_path)
         procs = _machine_procs(filtered_path)
         parts = split_at_midpoint(jobs, name=trace)
         for split, path in (("train", train_path), ("test", test_path)):
@@ -186,7 +194,7 @@ def resample_batch(
 ) -> None:
     """Build resampled weeks ``first_week..last_week`` (inclusive) of one split."""
     with rule_log(log_path) as log:
-        jobs = pl.read_parquet(split_path)
+        jobs = _read_table(split_path)
         weeks = resample_weeks(
             jobs, range(first_week, last_week + 1), seed=seed, trace=trace, split=split,
             method=method,
@@ -207,7 +215,7 @@ _ARRAY_BUILDERS: dict[str, Callable[..., Any]] = {"weeks": week_arrays, "long_tr
 @functools.lru_cache(maxsize=4)
 def _cached_kernel_arrays(kind: str, path: str, stamp: tuple[int, int]) -> tuple[Any, int]:
     procs = _machine_procs(path)
-    return _ARRAY_BUILDERS[kind](pl.read_parquet(path), procs, source=path), procs
+    return _ARRAY_BUILDERS[kind](_read_table(path), procs, source=path), procs
 
 
 def _kernel_arrays(kind: str, path: str) -> tuple[Any, int]:
@@ -251,7 +259,7 @@ def simulate_batch(
         started = time.perf_counter()
         weeks, procs = _kernel_arrays("weeks", weeks_path)
         unthresholded_path = _optional_path(unthresholded_path)
-        unthresholded = None if unthresholded_path is None else pl.read_parquet(unthresholded_path)
+        unthresholded = None if unthresholded_path is None else _read_table(unthresholded_path)
         table = simulate_weeks(
             weeks, procs, primary=primary, backfill=backfill, threshold=threshold,
             threshold_s=threshold_s, trace=trace, split=split, unthresholded=unthresholded,
@@ -271,7 +279,7 @@ def simulate_batch(
 def _read_weekly(paths: Sequence[str]) -> pl.DataFrame:
     if not paths:
         raise ConfigurationError("no simulation results to aggregate")
-    tables = [pl.read_parquet(path) for path in paths]
+    tables = [_read_table(path) for path in paths]
     for path, table in zip(paths, tables, strict=True):
         if dict(table.schema) != WEEKLY_COLUMNS:
             raise ConfigurationError(f"{path}: not a weekly simulation table")
@@ -287,6 +295,8 @@ def collect_weekly(
     log_path: str | None = None,
 ) -> None:
     """Gather a trace's simulated weeks into one table with values relative to the baseline."""
+    from scheduler.stats import Baseline, add_relative_columns
+
     with rule_log(log_path) as log:
         weekly = _read_weekly(sim_paths)
         relative = add_relative_columns(weekly, Baseline(**baseline))
@@ -306,8 +316,10 @@ def summarize_trace(
     log_path: str | None = None,
 ) -> None:
     """Per (split, pair, threshold) means, deciles and worst cases of one trace's weeks."""
+    from scheduler.stats import Baseline, markdown_table, summarize_configs
+
     with rule_log(log_path) as log:
-        summary = summarize_configs(pl.read_parquet(weekly_path), Baseline(**baseline))
+        summary = summarize_configs(_read_table(weekly_path), Baseline(**baseline))
         record = provenance({"trace": trace, "baseline": dict(baseline)}, step="summarize")
         write_parquet(summary, parquet_path, record)
         write_csv(summary, csv_path, record)
@@ -332,8 +344,10 @@ def tuning_protocol(
     log_path: str | None = None,
 ) -> None:
     """The train/test protocol over every trace: learned pair per threshold, CIs, tests."""
+    from scheduler.stats import Baseline, markdown_table, train_test_protocol
+
     with rule_log(log_path) as log:
-        weekly = pl.concat([pl.read_parquet(path) for path in weekly_paths])
+        weekly = pl.concat([_read_table(path) for path in weekly_paths])
         protocol = train_test_protocol(weekly, Baseline(**baseline), confidence=confidence)
         record = provenance({"baseline": dict(baseline), "confidence": confidence},
                             step="protocol")  # fmt: skip
@@ -349,26 +363,27 @@ def tuning_protocol(
         log(f"{protocol.height} (trace, threshold) rows")
 
 
-#: Per-trace figures: name -> builder of (weekly table, summary table, trace, settings).
+#: Per-trace figures: name -> builder of (plots module, weekly table, summary table, trace,
+#: settings); the module is passed in so that it is imported only when a figure is drawn.
 _TRACE_FIGURES: dict[str, Callable[..., Any]] = {
-    "weekly_avg_wait": lambda weekly, summary, trace, s: plots.weekly_avg_wait_plot(
+    "weekly_avg_wait": lambda plots, weekly, summary, trace, s: plots.weekly_avg_wait_plot(
         weekly, trace, backfill=s["weekly_backfill"], threshold=s["baseline_threshold"],
         weeks=s["weeks"], relative=False,
     ),
-    "weekly_relative_avg_wait": lambda weekly, summary, trace, s: plots.weekly_avg_wait_plot(
+    "weekly_relative_avg_wait": lambda plots, weekly, summary, trace, s: plots.weekly_avg_wait_plot(
         weekly, trace, backfill=s["weekly_backfill"], threshold=s["baseline_threshold"],
         weeks=s["weeks"], relative=True,
     ),
-    "pairs_worst_max_wait": lambda weekly, summary, trace, s: plots.pair_scatter_plot(
+    "pairs_worst_max_wait": lambda plots, weekly, summary, trace, s: plots.pair_scatter_plot(
         summary, trace, threshold=s["baseline_threshold"], max_wait="worst"
     ),
-    "pairs_mean_max_wait": lambda weekly, summary, trace, s: plots.pair_scatter_plot(
+    "pairs_mean_max_wait": lambda plots, weekly, summary, trace, s: plots.pair_scatter_plot(
         summary, trace, threshold=s["baseline_threshold"], max_wait="mean"
     ),
-    "backfill_by_primary": lambda weekly, summary, trace, s: plots.backfill_facet_plot(
+    "backfill_by_primary": lambda plots, weekly, summary, trace, s: plots.backfill_facet_plot(
         summary, trace, threshold=s["baseline_threshold"]
     ),
-    "thresholded_primary": lambda weekly, summary, trace, s: plots.threshold_comparison_plot(
+    "thresholded_primary": lambda plots, weekly, summary, trace, s: plots.threshold_comparison_plot(
         summary, trace, backfill=s["thresholded_backfill"], threshold=s["threshold"]
     ),
 }  # fmt: skip
@@ -386,11 +401,13 @@ def trace_figure(
     **settings: Any,
 ) -> None:
     """Draw one per-trace figure of the tuning study (PNG and PDF)."""
+    from scheduler import plots
+
     with rule_log(log_path) as log:
         if figure not in _TRACE_FIGURES:
             raise ConfigurationError(f"unknown figure {figure!r}; known: {sorted(_TRACE_FIGURES)}")
         plot = _TRACE_FIGURES[figure](
-            pl.read_parquet(weekly_path), pl.read_parquet(summary_path), trace, settings
+            plots, _read_table(weekly_path), _read_table(summary_path), trace, settings
         )
         record = provenance({"trace": trace, "figure": figure, **settings}, step="figure")
         plots.save_figure(plot, png_path, pdf_path, provenance=_flat(record))
@@ -408,12 +425,14 @@ def study_figure(
     log_path: str | None = None,
 ) -> None:
     """Draw one figure over every trace: the protocol per threshold, or train → test pairs."""
+    from scheduler import plots
+
     with rule_log(log_path) as log:
         if figure == "protocol_by_threshold":
-            plot = plots.protocol_threshold_plot(pl.read_parquet(protocol_path))
-            size = {"height_in": 2.2 + 1.8 * pl.read_parquet(protocol_path)["trace"].n_unique()}
+            plot = plots.protocol_threshold_plot(_read_table(protocol_path))
+            size = {"height_in": 2.2 + 1.8 * _read_table(protocol_path)["trace"].n_unique()}
         elif figure == "train_test_pairs":
-            summary = pl.concat([pl.read_parquet(path) for path in summary_paths])
+            summary = pl.concat([_read_table(path) for path in summary_paths])
             plot = plots.train_test_pairs_plot(summary, threshold=threshold)
             size = {"height_in": 5.0}
         else:
@@ -445,7 +464,7 @@ def make_long_trace(
 ) -> None:
     """Build long resampled trace ``replica`` (``weeks`` resampled weeks end to end)."""
     with rule_log(log_path) as log:
-        jobs = pl.read_parquet(filtered_path)
+        jobs = _read_table(filtered_path)
         table = long_trace(jobs, replica, weeks=weeks, seed=seed, trace=trace, method=method)  # type: ignore[arg-type]
         config = {"trace": trace, "replica": replica, "weeks": weeks, "seed": seed,
                   "method": method}  # fmt: skip
@@ -517,7 +536,7 @@ def online_run(
         costs_path = _optional_path(costs_path)
         costs = None
         if costs_path is not None:
-            costs = pl.read_parquet(costs_path).select(list(policies)).to_numpy()
+            costs = _read_table(costs_path).select(list(policies)).to_numpy()
         result = run_online(
             arrays, procs, selector, period_s=period_s, threshold_s=threshold_s, costs=costs
         )
@@ -569,11 +588,12 @@ def online_tables(
     ``outputs`` maps ``epsilon_csv, epsilon_md, changes_parquet, changes_csv, fixed_md,
     strategies_md, improvement_parquet, shares_parquet`` to paths.
     """
+    from scheduler import online_stats
+    from scheduler.stats import markdown_table
+
     with rule_log(log_path) as log:
-        curves = pl.concat([pl.read_parquet(path) for path in curve_paths])
-        choices = pl.concat(
-            [pl.read_parquet(path) for path in choice_paths], how="diagonal_relaxed"
-        )
+        curves = pl.concat([_read_table(path) for path in curve_paths])
+        choices = pl.concat([_read_table(path) for path in choice_paths], how="diagonal_relaxed")
         totals = online_stats.run_totals(curves)
         epsilon = online_stats.choose_epsilon(totals)
         changes = online_stats.relative_changes(
@@ -605,6 +625,11 @@ def online_tables(
         log(f"{totals.height} runs over {totals['trace'].n_unique()} traces summarised")
 
 
+#: Selectors whose choices the ``choice_shares`` figure shows, the first one run (beside the
+#: bandit with the leave-one-trace-out ε).
+CHOICE_SHARE_SELECTORS = ("noisy", "full")
+
+
 def online_figure(
     figure: str,
     trace: str,
@@ -618,9 +643,11 @@ def online_figure(
 ) -> None:
     """One figure of the online study for one trace: ``fixed_improvement``,
     ``selector_improvement_<period>`` or ``choice_shares_<period>``."""
+    from scheduler import online_plots, online_stats, plots
+
     with rule_log(log_path) as log:
-        changes = pl.read_parquet(changes_path).filter(pl.col("trace") == trace)
-        improvement = pl.read_parquet(improvement_path)
+        changes = _read_table(changes_path).filter(pl.col("trace") == trace)
+        improvement = _read_table(improvement_path)
         kind, _, period = figure.rpartition("_")
         bandit_rows = changes.filter(
             (pl.col("strategy") == online_stats.LOTO_BANDIT) & (pl.col("period") == period)
@@ -635,8 +662,13 @@ def online_figure(
                 improvement, trace, period=period, bandit=bandit, best_fixed=best_fixed
             )
         elif kind == "choice_shares":
+            shares = _read_table(shares_path)
+            run = set(shares.filter((pl.col("trace") == trace) & (pl.col("period") == period))[
+                "strategy"])  # fmt: skip
+            # the noisy selector's choices (the study's figure); without it, the exact ones
+            panels = next(((name,) for name in CHOICE_SHARE_SELECTORS if name in run), ())
             plot = online_plots.choice_share_plot(
-                pl.read_parquet(shares_path), trace, bandit=bandit, period=period
+                shares, trace, strategies=panels, bandit=bandit, period=period
             )
         else:
             raise ConfigurationError(f"unknown online figure {figure!r}")

@@ -30,6 +30,7 @@ import contextlib
 import json
 import math
 import textwrap
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -62,6 +63,9 @@ from plotnine import (
 
 from scheduler.errors import ConfigurationError
 from scheduler.io_atomic import atomic_path
+
+#: Held while a figure is drawn and saved (see :func:`save_figure`).
+_DRAWING = threading.Lock()
 
 __all__ = [
     "BASELINE_BACKFILL",
@@ -1015,23 +1019,27 @@ def save_figure(
     description = json.dumps(dict(provenance or {}), sort_keys=True)
     formats = (
         ("png", {"Software": "schedlab", "Description": description}),
-        ("pdf", {"Creator": "schedlab", "Subject": description}),
+        ("pdf", {"Creator": "schedlab", "Subject": description, "CreationDate": None}),
     )
-    figures_before = set(plt.get_fignums())
-    try:
-        # Nested: both temporary files exist until both are written, then both are renamed.
-        with atomic_path(png_path) as png_tmp, atomic_path(pdf_path) as pdf_tmp:
-            for (file_format, metadata), tmp in zip(formats, (png_tmp, pdf_tmp), strict=True):
-                plot.save(
-                    tmp,
-                    format=file_format,
-                    width=width_in,
-                    height=height_in,
-                    units="in",
-                    dpi=dpi,
-                    verbose=False,
-                    metadata=metadata,
-                )
-    finally:
-        for number in set(plt.get_fignums()) - figures_before:
-            plt.close(number)
+    # One figure at a time per process: matplotlib's rcParams (set by each plot's theme for the
+    # duration of its drawing) and pyplot's figure list are global, and Snakemake's thread mode
+    # runs figure jobs in parallel threads of one process.
+    with _DRAWING:
+        figures_before = set(plt.get_fignums())
+        try:
+            # Nested: both temporary files exist until both are written, then both are renamed.
+            with atomic_path(png_path) as png_tmp, atomic_path(pdf_path) as pdf_tmp:
+                for (file_format, metadata), tmp in zip(formats, (png_tmp, pdf_tmp), strict=True):
+                    plot.save(
+                        tmp,
+                        format=file_format,
+                        width=width_in,
+                        height=height_in,
+                        units="in",
+                        dpi=dpi,
+                        verbose=False,
+                        metadata=metadata,
+                    )
+        finally:
+            for number in set(plt.get_fignums()) - figures_before:
+                plt.close(number)

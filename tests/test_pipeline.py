@@ -7,6 +7,8 @@ import gzip
 import json
 import math
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -305,6 +307,23 @@ def test_missing_machine_procs_metadata(tmp_path):
     assert not (tmp_path / "a.parquet").exists() and not (tmp_path / "b.parquet").exists()
 
 
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_unreadable_weeks_batch_is_an_error_naming_the_file(study, tmp_path, damage):
+    """A corrupted table between steps (a bad disk, a killed copy) fails the job with the
+    file's name in the message and in the rule's log, and writes no output."""
+    good = (study / "weeks-test.parquet").read_bytes()
+    bad = tmp_path / "batch0.parquet"
+    bad.write_bytes(b"PAR1 not a table PAR1" if damage == "garbage" else good[: len(good) // 2])
+    out, log = tmp_path / "sim.parquet", tmp_path / "sim.log"
+    with pytest.raises(pipeline.StepError, match=r"batch0\.parquet: not a readable parquet"):
+        pipeline.simulate_batch(
+            str(bad), str(out), trace=TRACE, split="test", primary="FCFS", backfill="FCFS",
+            threshold="none", threshold_s=None, log_path=str(log),
+        )  # fmt: skip
+    assert "batch0.parquet: not a readable parquet table" in log.read_text()
+    assert not out.exists()
+
+
 def test_collect_refuses_non_weekly_table(study, tmp_path):
     pl.DataFrame({"x": [1]}).write_parquet(tmp_path / "junk.parquet")
     with pytest.raises(pipeline.StepError, match=r"junk\.parquet: not a weekly"):
@@ -358,3 +377,14 @@ def test_rule_log_lets_other_errors_through(tmp_path):
     with pytest.raises(ValueError, match="programming error"), pipeline.rule_log(path):
         raise ValueError("programming error")
     assert "error:" not in path.read_text()
+
+
+def test_importing_the_steps_leaves_statistics_and_plotting_unloaded() -> None:
+    """Snakemake imports scheduler.pipeline at every start (once per job on a cluster): the
+    statistics and plotting libraries load only when a table or figure step runs."""
+    code = (
+        "import sys, scheduler.pipeline\n"
+        "print(','.join(m for m in ('statsmodels', 'plotnine', 'matplotlib') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import math
 import struct
+import threading
+import time
 import zlib
 from pathlib import Path
 
@@ -526,3 +528,55 @@ def test_save_figure_rejects_bad_arguments(all_plots: dict[str, ggplot], tmp_pat
     with pytest.raises(ConfigurationError, match="same"):
         save_figure(all_plots["pairs"], tmp_path / "a.png", tmp_path / "a.png")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_save_figure_is_byte_identical_across_runs(
+    all_plots: dict[str, ggplot], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No time stamp in either file: a rerun (or a cluster run) reproduces the same bytes."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    save_figure(all_plots["pairs"], first / "a.png", first / "a.pdf", provenance=PROVENANCE)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")  # would be written if a date were written
+    save_figure(all_plots["pairs"], second / "a.png", second / "a.pdf", provenance=PROVENANCE)
+    assert b"/CreationDate" not in (first / "a.pdf").read_bytes()
+    for name in ("a.png", "a.pdf"):
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
+
+
+def test_save_figure_draws_one_figure_at_a_time_across_threads(
+    all_plots: dict[str, ggplot], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Snakemake's thread mode runs figure jobs in parallel threads; matplotlib's rcParams and
+    figure list are global, so drawing must be serialised (overlapping themes once produced a
+    PDF whose grid was drawn over the reference line)."""
+    active, overlaps, lock = [0], [], threading.Lock()
+    original = ggplot.save
+
+    def tracking_save(self: ggplot, *args: object, **kwargs: object) -> None:
+        with lock:
+            active[0] += 1
+            overlaps.append(active[0])
+        time.sleep(0.05)  # widen the window a race would need
+        try:
+            original(self, *args, **kwargs)
+        finally:
+            with lock:
+                active[0] -= 1
+
+    monkeypatch.setattr(ggplot, "save", tracking_save)
+    names = ["pairs", "protocol", "weekly", "pairs"]
+    threads = [
+        threading.Thread(
+            target=save_figure,
+            args=(all_plots[name], tmp_path / f"{i}.png", tmp_path / f"{i}.pdf"),
+        )
+        for i, name in enumerate(names)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(overlaps) == 2 * len(names) and max(overlaps) == 1
+    assert all((tmp_path / f"{i}.pdf").read_bytes().startswith(b"%PDF") for i in range(4))

@@ -149,6 +149,22 @@ def test_dry_run_plans_the_whole_study(tmp_path: Path, kth_path: Path) -> None:
     assert not (project / "results").exists()
 
 
+@pytest.mark.parametrize(
+    ("selectors", "figures"),
+    [(["full", "bandit"], 5), (["bandit"], 5), (["random", "ucb"], 3)],
+)
+def test_choice_share_figures_are_planned_only_for_selectors_they_show(
+    tmp_path: Path, kth_path: Path, selectors: list[str], figures: int
+) -> None:
+    """Choice shares show the noisy (else full) selector and the bandit: without any of them
+    the figure is not planned (it would fail after the whole study had run)."""
+    project = make_project(tmp_path, kth_path)
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    config["online"]["selectors"] = selectors
+    write_config(project, config)
+    assert planned_jobs(project)["online_figure"] == figures
+
+
 def test_tables_have_expected_rows_and_baseline_is_one(study: Path) -> None:
     summary = read_csv(study / "results/tuning/tables/KTH-slice_summary.csv")
     assert summary.height == 2 * 8  # splits x cases

@@ -208,10 +208,13 @@ def online_run_files(kind):
 
 def online_figures():
     periods = [period.label for period in ONLINE_PLAN.periods]
+    # choice shares: of the noisy (else full) selector and of the bandit, when one was run
+    kinds = ["selector_improvement"]
+    shown = (*pipeline.CHOICE_SHARE_SELECTORS, "bandit")
+    if any(s.spec.split("(")[0] in shown for s in ONLINE_PLAN.strategies):
+        kinds.append("choice_shares")
     return ["fixed_improvement"] + [
-        f"{kind}_{period}"
-        for kind in ("selector_improvement", "choice_shares")
-        for period in periods
+        f"{kind}_{period}" for kind in kinds for period in periods
     ]
 
 

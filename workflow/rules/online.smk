@@ -11,6 +11,8 @@ rule long_trace:
         "logs/online/{trace}/traces/replica{replica}.log",
     benchmark:
         "benchmarks/online/{trace}/traces/replica{replica}.tsv"
+    group:
+        "online"
     conda:
         "../envs/schedlab.yaml"
     params:
