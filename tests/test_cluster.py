@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -56,7 +57,7 @@ def slurm(env: dict[str, str], *command: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> dict[str, str]:
+def cluster() -> Iterator[dict[str, str]]:
     """The environment of the Slurm client commands; fails when no cluster answers."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     if not env.get("SLURM_CONF") or shutil.which("sinfo") is None:

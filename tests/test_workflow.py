@@ -273,9 +273,7 @@ def test_online_study_tables_and_figures(study: Path) -> None:
     assert best["relative_change"][0] == fixed["relative_change"].min()
     epsilon = read_csv(study / "results/online/tables/epsilon.csv")
     assert set(epsilon["chosen"].to_list()) <= {0.1, 0.5}
-    choices = pl.read_parquet(
-        study / "results/online/KTH-slice/choices/1d/noisy/replica1.parquet"
-    )
+    choices = pl.read_parquet(study / "results/online/KTH-slice/choices/1d/noisy/replica1.parquet")
     assert choices["period_index"].to_list() == list(range(choices.height))
     assert set(choices["policy"].to_list()) <= {"FCFS", "SPF", "LQF"}
     observed = choices.filter(pl.col("costs_s").is_not_null())  # noisy logs its cost vectors
