@@ -150,6 +150,12 @@ def _unthresholded_figures(
     return rows.select(_FIGURE_COLUMNS).to_numpy().astype(np.float64)
 
 
+def weeks_to_copy(unthresholded_max_wait_s: np.ndarray, threshold_s: float) -> np.ndarray:
+    """Mask of the weeks whose run without threshold is also their run under Θ: those whose
+    MaxWait without threshold (seconds) is <= Θ (seconds); see :func:`simulate_weeks`."""
+    return np.asarray(unthresholded_max_wait_s, dtype=np.float64) <= threshold_s
+
+
 def simulate_weeks(
     weeks: WeekArrays,
     machine_procs: int,
@@ -184,8 +190,9 @@ def simulate_weeks(
     figures = np.empty((n_weeks, 5), dtype=np.float64)
     counts = np.diff(weeks.bounds)
     known = _unthresholded_figures(unthresholded, weeks, primary, backfill, threshold_s)
+    copy = None if known is None else weeks_to_copy(known[:, 1], threshold_s)
     for k in range(n_weeks):
-        if known is not None and known[k, 1] <= threshold_s:
+        if copy is not None and copy[k]:
             figures[k] = known[k]
             continue
         lo, hi = weeks.bounds[k], weeks.bounds[k + 1]

@@ -25,14 +25,14 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scheduler.campaign import WEEKLY_COLUMNS, simulate_weeks, week_arrays
+from scheduler.campaign import WEEKLY_COLUMNS, simulate_weeks, week_arrays, weeks_to_copy
 from scheduler.download import TraceSource, fetch_trace
 from scheduler.errors import ConfigurationError, SchedlabError, TableError
 from scheduler.filters import strong_filter
 from scheduler.online import long_trace, run_online, simulated_period_costs, trace_arrays
 from scheduler.provenance import provenance, write_csv, write_json, write_markdown, write_parquet
 from scheduler.resample import name_hash, resample_weeks, split_at_midpoint
-from scheduler.selectors import make_selector
+from scheduler.selectors import make_selector, parse_spec
 from scheduler.swf import read_swf
 
 # The statistics and plotting modules (statsmodels, plotnine: about 1.5 s of imports) are imported
@@ -96,20 +96,25 @@ def rule_log(path: str | os.PathLike[str] | None) -> Iterator[Log]:
             handle.close()
 
 
-def _read_table(path: str | os.PathLike[str]) -> pl.DataFrame:
-    """A parquet table written by an earlier step; an unreadable file is a :class:`TableError`
-    naming it (polars' own message does not name the file)."""
+@contextlib.contextmanager
+def _reading_table(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Turn polars' error on an unreadable parquet file (which does not name the file) into a
+    :class:`TableError` naming it."""
     try:
-        return pl.read_parquet(path)
+        yield
     except pl.exceptions.PolarsError as error:
         raise TableError(f"{path}: not a readable parquet table ({error})") from error
+
+
+def _read_table(path: str | os.PathLike[str]) -> pl.DataFrame:
+    """A parquet table written by an earlier step (:func:`_reading_table` errors)."""
+    with _reading_table(path):
+        return pl.read_parquet(path)
 
 
 def _machine_procs(path: str | os.PathLike[str]) -> int:
-    try:
+    with _reading_table(path):
         meta = pl.read_parquet_metadata(path)
-    except pl.exceptions.PolarsError as error:
-        raise TableError(f"{path}: not a readable parquet table ({error})") from error
     if MACHINE_PROCS_KEY not in meta:
         raise ConfigurationError(f"{path}: no {MACHINE_PROCS_KEY} in its metadata")
     return int(meta[MACHINE_PROCS_KEY])
@@ -266,7 +271,7 @@ def simulate_batch(
         )  # fmt: skip
         reused = 0
         if unthresholded is not None:
-            reused = int((unthresholded["max_wait_s"] <= threshold_s).sum())
+            reused = int(weeks_to_copy(unthresholded["max_wait_s"].to_numpy(), threshold_s).sum())
         config = {"trace": trace, "split": split, "primary": primary, "backfill": backfill,
                   "threshold": threshold, "weeks_file": os.fspath(weeks_path)}  # fmt: skip
         write_parquet(table, out_path, provenance(config, step="simulate"))
@@ -628,6 +633,13 @@ def online_tables(
 #: Selectors whose choices the ``choice_shares`` figure shows, the first one run (beside the
 #: bandit with the leave-one-trace-out ε).
 CHOICE_SHARE_SELECTORS = ("noisy", "full")
+
+
+def draws_choice_shares(specs: Sequence[str]) -> bool:
+    """Whether an online study running these selector specs has a ``choice_shares`` figure:
+    one of :data:`CHOICE_SHARE_SELECTORS` or a bandit is among them."""
+    shown = {*CHOICE_SHARE_SELECTORS, "bandit"}
+    return any(parse_spec(spec)[0] in shown for spec in specs)
 
 
 def online_figure(

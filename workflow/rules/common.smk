@@ -210,8 +210,7 @@ def online_figures():
     periods = [period.label for period in ONLINE_PLAN.periods]
     # choice shares: of the noisy (else full) selector and of the bandit, when one was run
     kinds = ["selector_improvement"]
-    shown = (*pipeline.CHOICE_SHARE_SELECTORS, "bandit")
-    if any(s.spec.split("(")[0] in shown for s in ONLINE_PLAN.strategies):
+    if pipeline.draws_choice_shares([s.spec for s in ONLINE_PLAN.strategies]):
         kinds.append("choice_shares")
     return ["fixed_improvement"] + [
         f"{kind}_{period}" for kind in kinds for period in periods

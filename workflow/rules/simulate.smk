@@ -17,9 +17,6 @@ rule simulate_batch:
         "simulate"
     conda:
         "../envs/schedlab.yaml"
-    resources:
-        runtime=20,
-        mem_mb=2000,
     params:
         threshold_s=threshold_seconds,
         code=CODE["simulate"],
