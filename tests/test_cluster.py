@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_workflow import make_project, planned_jobs, tiny_config, write_config
+from test_workflow import job_stats, make_project, tiny_config, write_config
 
 pytestmark = pytest.mark.cluster
 
@@ -227,15 +227,16 @@ def test_a_failed_simulation_is_reported_and_a_rerun_resumes(
     assert {path: path.stat().st_mtime_ns for path in kept} == kept
 
     # repaired, the same command again: only the failed submission's simulations run again
+    # (the job stats Snakemake prints before it runs: what a dry run would plan)
     batch.write_bytes(good)
     os.utime(batch, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
-    replanned = planned_jobs(project)
-    assert replanned["simulate_batch"] == 4, replanned
-    assert not {"filter_trace", "resample_weeks", "long_trace", "online_run"} & set(replanned)
     reference = start_locally(local)
     resumed = run_on_cluster(project, cluster)
     finish_locally(reference)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    replanned = job_stats(resumed.stdout + resumed.stderr)
+    assert replanned["simulate_batch"] == 4, replanned
+    assert not {"filter_trace", "resample_weeks", "long_trace", "online_run"} & set(replanned)
     assert list(submissions(resumed.stdout + resumed.stderr).values()) == [
         "group_simulate_simulate_batch"
     ]

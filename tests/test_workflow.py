@@ -111,11 +111,16 @@ def planned_jobs(project: Path) -> dict[str, int]:
     text = done.stdout + done.stderr
     if "Nothing to be done" in text:
         return {}
+    return job_stats(text)
+
+
+def job_stats(output: str) -> dict[str, int]:
+    """Rule -> number of jobs, from the "Job stats" table Snakemake prints before it runs."""
+    table = output[output.index("Job stats:") :].split("\ntotal", 1)[0]
     counts = {}
-    for match in re.finditer(r"^(\w+)\s+(\d+)$", text, flags=re.MULTILINE):
-        if match.group(1) != "total":
-            counts[match.group(1)] = int(match.group(2))
-    assert counts, text
+    for match in re.finditer(r"^(\w+)\s+(\d+)$", table, flags=re.MULTILINE):
+        counts[match.group(1)] = int(match.group(2))
+    assert counts, output
     return counts
 
 
