@@ -4,7 +4,8 @@
 #   snakemake --cores 2 --configfile config/full.yaml    # the full study
 #   snakemake --report report.html                       # tables and figures with captions
 #
-# The rules only name files; the work is done by the `scheduler` package (scheduler.pipeline).
+# The rules only name files; each calls one step function of the `scheduler` package
+# (scheduler.traces.steps, scheduler.studies.<study>.steps). Layout: docs/architecture.md.
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -18,12 +19,8 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/download.smk"
-include: "workflow/rules/filter.smk"
-include: "workflow/rules/resample.smk"
-include: "workflow/rules/simulate.smk"
-include: "workflow/rules/aggregate.smk"
-include: "workflow/rules/figures.smk"
+include: "workflow/rules/traces.smk"
+include: "workflow/rules/tuning.smk"
 include: "workflow/rules/online.smk"
 
 

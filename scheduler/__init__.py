@@ -1,52 +1,79 @@
-"""schedlab's simulator core: SWF traces, the strong filter, and a fast EASY-backfilling simulator.
+"""schedlab: learning and tuning HPC batch-scheduling policies on real workload traces.
 
-The public API, re-exported here (the modules hold the code)::
+The public API, re-exported here (the sub-packages hold the code)::
 
     trace = scheduler.read_swf("resources/KTH-SP2.swf.gz")
     trace, report = scheduler.strong_filter(trace)
     result = scheduler.simulate(trace, primary="SPF", backfill="FCFS", threshold="40h")
     result.summary.avg_wait_s
+
+The names are resolved on first use (PEP 562), so ``import scheduler.traces.swf`` does not
+import the simulator, and a Snakemake job imports only the modules its step needs. Layers and
+folders: ``docs/architecture.md``.
 """
 
-from scheduler._version import __version__
-from scheduler.errors import ConfigurationError, SchedlabError, TraceFormatError
-from scheduler.filters import FilterReport, strong_filter
-from scheduler.metrics import RunSummary, cumulative_wait
-from scheduler.policies import POLICIES, STUDY_POLICIES, policy_names, register
-from scheduler.simulate import (
-    Simulation,
-    SimulationConfig,
-    SimulationResult,
-    simulate,
-    simulate_arrays,
-)
-from scheduler.swf import SwfHeader, Trace, read_swf, write_swf
-from scheduler.trace_stats import trace_summary
-from scheduler.units import format_duration, parse_duration
+from __future__ import annotations
 
-__all__ = [
-    "POLICIES",
-    "STUDY_POLICIES",
-    "ConfigurationError",
-    "FilterReport",
-    "RunSummary",
-    "SchedlabError",
-    "Simulation",
-    "SimulationConfig",
-    "SimulationResult",
-    "SwfHeader",
-    "Trace",
-    "TraceFormatError",
-    "__version__",
-    "cumulative_wait",
-    "format_duration",
-    "parse_duration",
-    "policy_names",
-    "read_swf",
-    "register",
-    "simulate",
-    "simulate_arrays",
-    "strong_filter",
-    "trace_summary",
-    "write_swf",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    "__version__": "scheduler.core.version",
+    "ConfigurationError": "scheduler.core.errors",
+    "SchedlabError": "scheduler.core.errors",
+    "TraceFormatError": "scheduler.core.errors",
+    "format_duration": "scheduler.core.units",
+    "parse_duration": "scheduler.core.units",
+    "SwfHeader": "scheduler.traces.swf",
+    "Trace": "scheduler.traces.swf",
+    "read_swf": "scheduler.traces.swf",
+    "write_swf": "scheduler.traces.swf",
+    "FilterReport": "scheduler.traces.filters",
+    "strong_filter": "scheduler.traces.filters",
+    "trace_summary": "scheduler.traces.summary",
+    "POLICIES": "scheduler.policies",
+    "STUDY_POLICIES": "scheduler.policies",
+    "policy_names": "scheduler.policies",
+    "register": "scheduler.policies",
+    "RunSummary": "scheduler.sim.metrics",
+    "cumulative_wait": "scheduler.sim.metrics",
+    "Simulation": "scheduler.sim.engine",
+    "SimulationConfig": "scheduler.sim.engine",
+    "SimulationResult": "scheduler.sim.engine",
+    "simulate": "scheduler.sim.engine",
+    "simulate_arrays": "scheduler.sim.engine",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'scheduler' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
+    from scheduler.core.errors import ConfigurationError, SchedlabError, TraceFormatError
+    from scheduler.core.units import format_duration, parse_duration
+    from scheduler.core.version import __version__
+    from scheduler.policies import POLICIES, STUDY_POLICIES, policy_names, register
+    from scheduler.sim.engine import (
+        Simulation,
+        SimulationConfig,
+        SimulationResult,
+        simulate,
+        simulate_arrays,
+    )
+    from scheduler.sim.metrics import RunSummary, cumulative_wait
+    from scheduler.traces.filters import FilterReport, strong_filter
+    from scheduler.traces.summary import trace_summary
+    from scheduler.traces.swf import SwfHeader, Trace, read_swf, write_swf

@@ -1,5 +1,5 @@
-"""``python -m scheduler``: the ``scheduler`` command line (see :mod:`scheduler.cli`)."""
+"""``python -m scheduler``: the ``scheduler`` command line (see :mod:`scheduler.cli.main`)."""
 
-from scheduler.cli import main
+from scheduler.cli.main import main
 
 raise SystemExit(main())

@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from scheduler.constants import SWF_COLUMNS, SWF_SCHEMA
+from scheduler.core.constants import SWF_COLUMNS, SWF_SCHEMA
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

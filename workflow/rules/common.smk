@@ -3,41 +3,20 @@ import re
 
 from snakemake.utils import validate
 
-from scheduler import pipeline
-from scheduler.provenance import code_hash
-from scheduler.study_config import online_plan, tuning_plan
+from scheduler.core.code_hash import step_hash
+from scheduler.studies.online import steps as online_steps
+from scheduler.studies.online.plan import online_plan
+from scheduler.studies.tuning import steps as tuning_steps
+from scheduler.studies.tuning.plan import tuning_plan
+from scheduler.traces import steps as trace_steps
 
 validate(config, schema="../schemas/config.schema.yaml")
 PLAN = tuning_plan(config)
 ONLINE_PLAN = online_plan(config)
 
-# Hashes of the package modules each step depends on: in `params`, they make Snakemake rerun
-# exactly the jobs a code change affects (it cannot see inside an imported package otherwise).
-# scheduler.pipeline (the glue every rule calls) counts for every step.
-CODE = {
-    "download": code_hash("pipeline", "download"),
-    "filter": code_hash("pipeline", "swf", "filters", "constants"),
-    "resample": code_hash("pipeline", "resample"),
-    "simulate": code_hash(
-        "pipeline", "_kernel", "simulate", "policies", "campaign", "constants"
-    ),
-    "stats": code_hash("pipeline", "stats"),
-    "plots": code_hash("pipeline", "plots"),
-    "online": code_hash(
-        "pipeline",
-        "online",
-        "selectors",
-        "resample",
-        "campaign",
-        "_kernel",
-        "simulate",
-        "policies",
-        "constants",
-    ),
-    "online_stats": code_hash(
-        "pipeline", "online_stats", "online_plots", "plots", "stats"
-    ),
-}
+# The params of each step hold step_hash(<the step function it calls>), the hash of the modules
+# that function can import (derived from the import graph by scheduler.core.code_hash), so
+# Snakemake reruns exactly the jobs a code change affects.
 
 TUNING = "results/tuning"
 ONLINE = "results/online"
@@ -175,7 +154,7 @@ def strategy_spec(wildcards):
 
 
 def online_run_settings(wildcards):
-    """What defines one live run (the keyword arguments of scheduler.pipeline.online_run)."""
+    """What defines one live run (the keyword arguments of scheduler.studies.steps.online_run)."""
     return {
         "trace": wildcards.trace,
         "replica": int(wildcards.replica),
@@ -210,7 +189,7 @@ def online_figures():
     periods = [period.label for period in ONLINE_PLAN.periods]
     # choice shares: of the noisy (else full) selector and of the bandit, when one was run
     kinds = ["selector_improvement"]
-    if pipeline.draws_choice_shares([s.spec for s in ONLINE_PLAN.strategies]):
+    if online_steps.draws_choice_shares([s.spec for s in ONLINE_PLAN.strategies]):
         kinds.append("choice_shares")
     return ["fixed_improvement"] + [
         f"{kind}_{period}" for kind in kinds for period in periods

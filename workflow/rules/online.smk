@@ -1,5 +1,5 @@
 # The online policy-selection study: selectors choose the live EASY(P, Θ) policy period by
-# period on long resampled traces (scheduler.online, scheduler.selectors).
+# period on long resampled traces (scheduler.studies.online.live, scheduler.studies.online.selectors).
 
 
 rule long_trace:
@@ -19,9 +19,9 @@ rule long_trace:
         weeks=ONLINE_PLAN.weeks,
         seed=ONLINE_PLAN.seed,
         method=ONLINE_PLAN.resampling,
-        code=CODE["online"],
+        code=step_hash(online_steps.make_long_trace),
     run:
-        pipeline.make_long_trace(
+        online_steps.make_long_trace(
             input[0],
             output[0],
             trace=wildcards.trace,
@@ -50,9 +50,9 @@ rule period_costs:
         period_s=period_seconds,
         policies=list(ONLINE_PLAN.policies),
         threshold_s=ONLINE_PLAN.threshold_s,
-        code=CODE["online"],
+        code=step_hash(online_steps.period_costs),
     run:
-        pipeline.period_costs(
+        online_steps.period_costs(
             input[0],
             output[0],
             trace=wildcards.trace,
@@ -82,9 +82,9 @@ rule online_run:
         "../envs/schedlab.yaml"
     params:
         run=online_run_settings,
-        code=CODE["online"],
+        code=step_hash(online_steps.online_run),
     run:
-        pipeline.online_run(
+        online_steps.online_run(
             input.trace,
             output.curve,
             output.choices,
@@ -128,9 +128,9 @@ rule online_tables:
         reference=ONLINE_PLAN.reference,
         confidence=PLAN.confidence,
         seed=ONLINE_PLAN.seed,
-        code=CODE["online_stats"],
+        code=step_hash(online_steps.online_tables),
     run:
-        pipeline.online_tables(
+        online_steps.online_tables(
             input.curves,
             input.choices,
             dict(output.items()),
@@ -161,9 +161,9 @@ rule online_figure:
     conda:
         "../envs/schedlab.yaml"
     params:
-        code=CODE["online_stats"],
+        code=step_hash(online_steps.online_figure),
     run:
-        pipeline.online_figure(
+        online_steps.online_figure(
             wildcards.online_figure,
             wildcards.trace,
             input.improvement,

@@ -1,0 +1,5 @@
+"""Layer 5: the ``scheduler`` command, one module per command group."""
+
+from scheduler.cli.main import main
+
+__all__ = ["main"]

@@ -1,0 +1,195 @@
+"""Benchmarks of the simulator core (``scheduler bench``): prints figures, asserts nothing.
+
+Each figure is the best (or median) of several repetitions of the simulation alone on one core,
+after a warm-up run; reading a log is timed separately. ``docs/benchmarks.md`` records the
+figures, the machine and the command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from scheduler.core.constants import WEEK_S
+from scheduler.core.version import __version__
+from scheduler.policies import STUDY_POLICIES
+from scheduler.sim.engine import Simulation, simulate_arrays
+from scheduler.traces.filters import strong_filter
+from scheduler.traces.swf import Trace, read_swf
+
+JobArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _arrays(trace: Trace) -> JobArrays:
+    """submit, procs, run, requested time, job id of a filtered trace (float64)."""
+    jobs = trace.jobs
+    return tuple(  # type: ignore[return-value]
+        jobs[c].to_numpy().astype(np.float64)
+        for c in ("submit_s", "alloc_procs", "run_s", "req_time_s", "job_id")
+    )
+
+
+def _timings(action: Callable[[], object], repeat: int) -> np.ndarray:
+    """Wall times (s) of ``repeat`` calls of ``action`` after one warm-up call (kernel load)."""
+    action()
+    times = np.empty(repeat)
+    for i in range(repeat):
+        start = time.perf_counter()
+        action()
+        times[i] = time.perf_counter() - start
+    return times
+
+
+def _best_seconds(action: Callable[[], object], repeat: int) -> float:
+    return float(_timings(action, repeat).min())
+
+
+def _median_seconds(action: Callable[[], object], repeat: int) -> float:
+    return float(np.median(_timings(action, repeat)))
+
+
+def _simulation_seconds(arrays: JobArrays, m: int, policy: str, repeat: int) -> float:
+    submit, procs, run, req, ids = arrays
+
+    def once() -> None:
+        Simulation(submit, procs, run, req, m, job_id=ids, validate=False).run(
+            primary=policy, backfill=policy
+        )
+
+    return _best_seconds(once, repeat)
+
+
+def one_week(arrays: JobArrays, week_index: int) -> JobArrays:
+    """The jobs submitted during one week of a log, shifted to start at 0 s."""
+    submit = arrays[0]
+    t0 = submit[0] + week_index * WEEK_S
+    keep = (submit >= t0) & (submit < t0 + WEEK_S)
+    week = tuple(a[keep] for a in arrays)
+    return (week[0] - t0, *week[1:])  # type: ignore[return-value]
+
+
+def _peak_bytes_per_job(arrays: JobArrays, m: int) -> float:
+    """Peak memory allocated by one FCFS simulation (state, keys, results), per job.
+
+    Measured with tracemalloc, which sees every NumPy array the simulation allocates; the
+    kernel's own temporary arrays (sorts of the waiting queue) are bounded by the queue length.
+    """
+    submit, procs, run, req, ids = arrays
+    tracemalloc.start()
+    try:
+        simulation = Simulation(submit, procs, run, req, m, job_id=ids, validate=False)
+        simulation.run()
+        starts = simulation.start_s
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    del starts
+    return peak / submit.shape[0]
+
+
+def _fresh_process_seconds(week: JobArrays, m: int) -> float:
+    """Wall time of a new Python process that imports schedlab and simulates one week."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "week.npy"
+        np.save(path, np.vstack(week))
+        code = (
+            "import numpy as np, scheduler\n"
+            f"a = np.load({str(path)!r})\n"
+            f"scheduler.simulate_arrays(a[0], a[1], a[2], a[3], {m}, job_id=a[4])\n"
+        )
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True)
+        return time.perf_counter() - start
+
+
+def run_benchmarks(traces_dir: Path, kth_path: Path, repeat: int = 5) -> dict[str, object]:
+    """Measure every figure of issue #2's speed and memory targets; returns them as a dict."""
+    figures: dict[str, object] = {
+        "schedlab": __version__,
+        "python": platform.python_version(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.processor() or ''}",
+    }
+    kth = strong_filter(read_swf(kth_path))[0]
+    kth_arrays = _arrays(kth)
+    figures["kth_jobs"] = kth.jobs.height
+    figures["kth_fcfs_s"] = _simulation_seconds(kth_arrays, kth.machine_procs, "FCFS", 20)
+
+    # a typical week: the one of median size among the log's weeks (~600 jobs for KTH-SP2)
+    weeks = [one_week(kth_arrays, w) for w in range(48)]
+    weeks.sort(key=lambda w: w[0].shape[0])
+    week = weeks[len(weeks) // 2]
+    figures["week_jobs"] = int(week[0].shape[0])
+    figures["week_fcfs_s"] = _median_seconds(
+        lambda: simulate_arrays(*week[:4], kth.machine_procs, job_id=week[4], validate=False),
+        200,
+    )
+    ten = tuple(a[:10] for a in week)
+    figures["ten_jobs_call_s"] = _median_seconds(
+        lambda: simulate_arrays(*ten[:4], kth.machine_procs, job_id=ten[4], validate=False), 2000
+    )
+    figures["ten_jobs_validated_call_s"] = _median_seconds(
+        lambda: simulate_arrays(*ten[:4], kth.machine_procs, job_id=ten[4]), 2000
+    )
+    figures["fresh_process_week_s"] = _fresh_process_seconds(week, kth.machine_procs)
+
+    curie_path = traces_dir / "CEA-Curie.swf.gz"
+    if curie_path.is_file():
+        start = time.perf_counter()
+        raw = read_swf(curie_path, machine_procs=80640)
+        figures["curie_read_s"] = time.perf_counter() - start
+        curie = strong_filter(raw)[0]
+        arrays = _arrays(curie)
+        figures["curie_jobs"] = curie.jobs.height
+        figures["curie_policy_s"] = {
+            policy: _simulation_seconds(arrays, 80640, policy, repeat) for policy in STUDY_POLICIES
+        }
+        figures["curie_bytes_per_job"] = _peak_bytes_per_job(arrays, 80640)
+    else:
+        figures["curie_skipped"] = f"not found: {curie_path}"
+    return figures
+
+
+def format_figures(figures: dict[str, object]) -> str:
+    """Human-readable lines, with the targets of issue #2 beside each figure."""
+    ms = 1e3
+    lines = [
+        f"schedlab {figures['schedlab']}, Python {figures['python']}, {figures['machine']}",
+        f"KTH-SP2 ({figures['kth_jobs']} jobs) EASY-FCFS-FCFS: "
+        f"{figures['kth_fcfs_s'] * ms:.1f} ms (target <= 15 ms)",
+        f"one KTH week ({figures['week_jobs']} jobs) after warm-up: "
+        f"{figures['week_fcfs_s'] * ms:.3f} ms (target <= 0.5 ms)",
+        f"low-level call on 10 jobs: {figures['ten_jobs_call_s'] * 1e6:.1f} us without input "
+        f"validation (target <= 50 us), {figures['ten_jobs_validated_call_s'] * 1e6:.1f} us with",
+        f"fresh process, imports + one week: {figures['fresh_process_week_s']:.2f} s "
+        "(target <= 2 s)",
+    ]
+    if "curie_policy_s" in figures:
+        lines.append(f"CEA-Curie read: {figures['curie_read_s']:.2f} s (target well under 2 s)")
+        lines.append(f"CEA-Curie ({figures['curie_jobs']} jobs, m = 80640), primary = backfill:")
+        for policy, seconds in figures["curie_policy_s"].items():  # type: ignore[union-attr]
+            target = "0.5" if policy == "FCFS" else "3"
+            lines.append(f"  {policy:5s} {seconds * ms:8.1f} ms (target <= {target} s)")
+        lines.append(
+            f"CEA-Curie simulation memory: {figures['curie_bytes_per_job']:.0f} bytes/job "
+            "(target <= 300)"
+        )
+    else:
+        lines.append(f"CEA-Curie skipped: {figures['curie_skipped']}")
+    return "\n".join(lines)
+
+
+def main_bench(traces_dir: Path, kth_path: Path, as_json: bool) -> int:
+    """Run and print the benchmarks (the ``scheduler bench`` command)."""
+    figures = run_benchmarks(traces_dir, kth_path)
+    print(json.dumps(figures, indent=2) if as_json else format_figures(figures))
+    return 0

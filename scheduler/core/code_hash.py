@@ -1,0 +1,270 @@
+"""Hashes of the code a workflow step runs, derived from the import graph (never listed by hand).
+
+Snakemake cannot see inside an imported package (``--rerun-triggers code`` looks at the rule's
+own text), so every rule puts :func:`step_hash` of the function it calls into its ``params``: a
+change to any module that function can import reruns the step, and a change elsewhere does not.
+
+What counts for a step ``f`` defined in module ``M``:
+
+- the source of ``f`` and, recursively, of the top-level functions, classes and assignments of
+  ``M`` that it names (not the rest of ``M``, so one module can hold several steps);
+- every ``scheduler`` module that ``f`` (or those helpers) imports, at the top of ``M`` or inside
+  a function body, and transitively every module those import anywhere in their source
+  (including imports inside functions: a module is taken whole), with the ``__init__`` of each
+  package on the way (Python executes them on import).
+
+The graph is read from the source with :mod:`ast` (nothing is imported), so the hash is the same
+whether or not a module was already imported, and it is stable across machines: it depends only
+on file contents and their paths inside the package.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import importlib.util
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "module_closure",
+    "module_imports",
+    "package_hash",
+    "step_dependencies",
+    "step_hash",
+]
+
+PACKAGE = "scheduler"
+_ROOT = Path(__file__).resolve().parents[1]  # the scheduler/ folder
+
+
+def _path(module: str) -> Path | None:
+    """File of a ``scheduler`` module (``x.py`` or ``x/__init__.py``), None if there is none."""
+    if module != PACKAGE and not module.startswith(PACKAGE + "."):
+        return None
+    parts = module.split(".")[1:]
+    base = _ROOT.joinpath(*parts)
+    for candidate in (base.with_suffix(".py") if parts else None, base / "__init__.py"):
+        if candidate is not None and candidate.is_file():
+            return candidate
+    return None
+
+
+@functools.cache
+def _tree(path: Path, stamp: tuple[int, int]) -> ast.Module:
+    return ast.parse(path.read_bytes(), filename=str(path))
+
+
+def _parse(path: Path) -> ast.Module:
+    stat = path.stat()
+    return _tree(path, (stat.st_mtime_ns, stat.st_size))
+
+
+def _package_of(module: str) -> str:
+    path = _path(module)
+    return module if path is not None and path.name == "__init__.py" else module.rpartition(".")[0]
+
+
+def _resolve(node: ast.ImportFrom, module: str) -> str:
+    if not node.level:
+        return node.module or ""
+    base = _package_of(module).split(".")
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    """``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``): imports for type checkers only."""
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _walk(node: ast.AST) -> Iterable[ast.AST]:
+    """``ast.walk`` that skips ``if TYPE_CHECKING:`` blocks (never executed)."""
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        if _is_type_checking(current):
+            todo.extend(getattr(current, "orelse", []))
+            continue
+        yield current
+        todo.extend(ast.iter_child_nodes(current))
+
+
+def _imports_in(nodes: Iterable[ast.AST], module: str) -> set[str]:
+    """``scheduler`` modules imported by the import statements among ``nodes`` (walked)."""
+    found: set[str] = set()
+    for root in nodes:
+        for node in _walk(root):
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                source = _resolve(node, module)
+                found.add(source)
+                found.update(f"{source}.{alias.name}" for alias in node.names)
+    return {name for name in found if _path(name) is not None}
+
+
+def module_imports(module: str) -> frozenset[str]:
+    """Every ``scheduler`` module imported anywhere in ``module`` (top level or in functions)."""
+    path = _path(module)
+    if path is None:
+        raise ValueError(f"{module!r} is not a module of the {PACKAGE} package")
+    return frozenset(_imports_in([_parse(path)], module))
+
+
+def _with_packages(module: str) -> set[str]:
+    """``module`` and the packages Python initialises to import it (``a.b.c`` → a, a.b)."""
+    parts = module.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+
+
+def module_closure(modules: Iterable[str]) -> frozenset[str]:
+    """``modules`` and every ``scheduler`` module they can import, transitively."""
+    seen: set[str] = set()
+    todo = [name for module in modules for name in _with_packages(module)]
+    while todo:
+        module = todo.pop()
+        if module in seen or _path(module) is None:
+            continue
+        seen.add(module)
+        for imported in module_imports(module):
+            todo.extend(_with_packages(imported))
+    return frozenset(seen)
+
+
+def _bindings(tree: ast.Module, module: str) -> dict[str, ast.stmt | frozenset[str]]:
+    """Top-level name → the statement that binds it (def, class, assignment), or for an import
+    the ``scheduler`` modules that this one name brings in."""
+    bound: dict[str, ast.stmt | frozenset[str]] = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.Import):
+            for alias in statement.names:
+                name = alias.asname or alias.name.split(".")[0]
+                target = alias.name if alias.asname else alias.name.split(".")[0]
+                bound.setdefault(
+                    name, frozenset(_imports_in([ast.Import([ast.alias(target)])], module))
+                )
+        elif isinstance(statement, ast.ImportFrom):
+            source = _resolve(statement, module)
+            for alias in statement.names:
+                modules = {source, f"{source}.{alias.name}"}
+                bound.setdefault(
+                    alias.asname or alias.name,
+                    frozenset(m for m in modules if _path(m) is not None),
+                )
+        else:
+            names: list[str] = []
+            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names = [statement.name]
+            elif isinstance(statement, ast.Assign):
+                names = [
+                    n.id for t in statement.targets for n in ast.walk(t) if isinstance(n, ast.Name)
+                ]
+            elif isinstance(statement, ast.AnnAssign | ast.AugAssign) and isinstance(
+                statement.target, ast.Name
+            ):
+                names = [statement.target.id]
+            for name in names:
+                bound.setdefault(name, statement)
+    return bound
+
+
+def _names_used(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def step_dependencies(module: str, name: str) -> tuple[frozenset[str], tuple[str, ...]]:
+    """What :func:`step_hash` covers for the function ``name`` of ``module``.
+
+    Returns
+    -------
+    tuple
+        The closure of ``scheduler`` modules the function can import, and the source segments
+        of ``module`` it uses (its own definition first, then helpers in file order).
+    """
+    path = _path(module)
+    if path is None:
+        raise ValueError(f"{module!r} is not a module of the {PACKAGE} package")
+    source = path.read_text(encoding="utf-8")
+    bound = _bindings(_parse(path), module)
+    start = bound.get(name)
+    if not isinstance(start, ast.FunctionDef | ast.ClassDef):
+        raise ValueError(f"{module} defines no top-level function or class {name!r}")
+    used: list[ast.stmt] = []
+    imports: set[str] = set()
+    todo: list[ast.stmt] = [start]
+    while todo:
+        statement = todo.pop()
+        if any(statement is seen for seen in used):
+            continue
+        used.append(statement)
+        imports |= _imports_in([statement], module)  # imports inside function bodies
+        for used_name in _names_used(statement):
+            binding = bound.get(used_name)
+            if isinstance(binding, frozenset):
+                imports |= binding
+            elif binding is not None:
+                todo.append(binding)
+    helpers = sorted(used[1:], key=lambda statement: statement.lineno)
+    segments = tuple(ast.get_source_segment(source, s) or "" for s in [start, *helpers])
+    return module_closure(imports | {PACKAGE}), segments
+
+
+@functools.cache
+def _hash(module: str, name: str, stamps: tuple[Any, ...]) -> str:
+    modules, segments = step_dependencies(module, name)
+    digest = hashlib.sha256()
+    for dependency in sorted(modules):
+        path = _path(dependency)
+        assert path is not None
+        digest.update(path.relative_to(_ROOT).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    for segment in segments:
+        digest.update(segment.encode() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def step_hash(step: Callable[..., Any] | str) -> str:
+    """SHA-256 (first 16 hex digits) of the code a workflow step can run.
+
+    Parameters
+    ----------
+    step
+        The step function itself, or ``"module:function"``
+        (``"scheduler.studies.tuning.steps:simulate_batch"``).
+    """
+    if isinstance(step, str):
+        module, _, name = step.partition(":")
+    else:
+        module, name = step.__module__, step.__qualname__
+    if importlib.util.find_spec(PACKAGE) is None:  # pragma: no cover (this file is in it)
+        raise RuntimeError("the scheduler package is not importable")
+    return _hash(module, name, _stamps())
+
+
+def _stamps() -> tuple[tuple[str, int, int], ...]:
+    files = sorted(_ROOT.rglob("*.py"))
+    return tuple((p.as_posix(), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
+
+
+@functools.cache
+def _package_hash(stamps: tuple[tuple[str, int, int], ...]) -> str:
+    digest = hashlib.sha256()
+    for name, _, _ in stamps:
+        path = Path(name)
+        digest.update(path.relative_to(_ROOT).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def package_hash() -> str:
+    """SHA-256 (first 16 hex digits) of every ``.py`` file of the package: the code version an
+    output's provenance record names (any edit anywhere changes it)."""
+    return _package_hash(_stamps())

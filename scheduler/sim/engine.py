@@ -1,0 +1,432 @@
+"""Public simulation API: EASY(P_R, P_B, Θ) over a trace or over plain arrays.
+
+- :func:`simulate` takes a :class:`~scheduler.traces.swf.Trace` (or an SWF job table) and returns a
+  :class:`SimulationResult` with per-job and per-run metrics as polars tables.
+- :func:`simulate_arrays` is the low-level entry over NumPy arrays (start times out), with a
+  small per-call overhead, for loops that re-simulate many small workloads.
+- :class:`Simulation` is the resumable form: run until a time, change the policies, go on
+  (online policy selection).
+
+The semantics are in ``docs/simulator.md``; the numeric work is in ``scheduler.sim._kernel``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+import numpy as np
+import polars as pl
+
+from scheduler.core.errors import ConfigurationError
+from scheduler.core.units import parse_duration
+from scheduler.policies import PolicyInputs, PriorityKey, get_policy, priority_key
+from scheduler.sim import _kernel as kernel
+from scheduler.sim.metrics import RunSummary, cumulative_wait, job_metric_columns, summarize
+from scheduler.traces.swf import Trace
+
+Reservation = Literal["default", "classic"]
+Outlive = Literal["requested", "double"]
+EstimateSource = Literal["requested", "clairvoyant"]
+
+_OUTLIVE_CODES = {"requested": kernel.OUTLIVE_REQUESTED, "double": kernel.OUTLIVE_DOUBLE}
+
+
+@dataclass(frozen=True)
+class SimulationConfig:
+    """Everything that defines a run besides the jobs.
+
+    ``threshold_s`` is Θ in seconds (``inf``: no threshold); ``backfill`` is ``None`` for plain
+    list scheduling; ``machine_procs`` is m, processors.
+    """
+
+    machine_procs: int
+    primary: str = "FCFS"
+    backfill: str | None = "FCFS"
+    threshold_s: float = math.inf
+    reservation: Reservation = "default"
+    outlive: Outlive = "requested"
+    estimate: str = "requested"
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain dict (JSON-ready; an infinite threshold becomes ``None``)."""
+        out = asdict(self)
+        out["threshold_s"] = None if math.isinf(self.threshold_s) else self.threshold_s
+        return out
+
+
+def _check_choice(name: str, value: str, allowed: object) -> None:
+    if value not in allowed:  # type: ignore[operator]
+        raise ConfigurationError(f"{name} must be one of {sorted(allowed)}, got {value!r}")  # type: ignore[call-overload]
+
+
+class Simulation:
+    """A resumable EASY simulation over jobs given as arrays.
+
+    Parameters
+    ----------
+    submit_s, procs, run_s, estimate_s
+        Per-job submit time (s), processors (1..machine_procs), actual run time (s, > 0) and
+        estimate the scheduler sees (s, > 0). Any order: jobs are processed in
+        (submit time, job number) order and results come back in the given order.
+    machine_procs
+        m, processors of the machine.
+    requested_s
+        Requested time (s) used when a job outlives its estimate (default: ``estimate_s``).
+    job_id
+        Unique job numbers (default 0..n-1); tie-break of equal submit times and estimated ends.
+    reservation, outlive
+        See ``docs/simulator.md``.
+    validate
+        Check the inputs (turn off only in hot loops over data already checked).
+    """
+
+    def __init__(
+        self,
+        submit_s: np.ndarray,
+        procs: np.ndarray,
+        run_s: np.ndarray,
+        estimate_s: np.ndarray,
+        machine_procs: int,
+        *,
+        requested_s: np.ndarray | None = None,
+        job_id: np.ndarray | None = None,
+        reservation: Reservation = "default",
+        outlive: Outlive = "requested",
+        validate: bool = True,
+    ) -> None:
+        submit = np.asarray(submit_s, dtype=np.float64)
+        n = submit.shape[0]
+        ids = np.arange(n, dtype=np.float64) if job_id is None else np.asarray(job_id, np.float64)
+        requested = estimate_s if requested_s is None else requested_s
+        columns = (submit, procs, run_s, estimate_s, requested, ids)
+        jobs = np.empty((kernel.JOB_ROWS, n), dtype=np.float64)
+        for row, values in enumerate(columns):
+            jobs[row] = values
+        if validate:
+            _check_choice("reservation", reservation, ("default", "classic"))
+            _check_choice("outlive", outlive, _OUTLIVE_CODES)
+            _validate_jobs(jobs, machine_procs)
+        # the kernel wants (submit, job number) order; keep the permutation to restore it
+        if n > 1 and not _is_job_ordered(jobs[kernel.SUBMIT], jobs[kernel.JOBID]):
+            self._order: np.ndarray | None = np.lexsort((jobs[kernel.JOBID], jobs[kernel.SUBMIT]))
+            jobs = np.ascontiguousarray(jobs[:, self._order])
+        else:
+            self._order = None
+        self.jobs = jobs
+        self.machine_procs = int(machine_procs)
+        self.validate = validate
+        self.classic = reservation == "classic"
+        self.outlive = _OUTLIVE_CODES[outlive]
+        self._inputs = PolicyInputs(
+            submit_s=jobs[kernel.SUBMIT],
+            procs=jobs[kernel.PROCS],
+            estimate_s=jobs[kernel.EST],
+            first_submit_s=float(jobs[kernel.SUBMIT, 0]) if n else 0.0,
+        )
+        self._keys = np.empty((4, n), dtype=np.float64)
+        self._key_cache: dict[str, PriorityKey] = {}
+        self._static = (True, True)
+        self._policies: tuple[str | None, str | None] = (None, None)
+        self.istate, self.iwork, self.fwork = kernel.new_state(jobs, self.machine_procs)
+
+    def _key(self, name: str) -> PriorityKey:
+        """The priority key of policy ``name`` over this simulation's jobs, computed once:
+        an online run switches policies hundreds of times over the same jobs."""
+        key = self._key_cache.get(name)
+        if key is None:
+            key = priority_key(name, self._inputs, validate=self.validate)
+            self._key_cache[name] = key
+        return key
+
+    def _set_policies(self, primary: str, backfill: str | None) -> None:
+        if self._policies == (primary, backfill):
+            return
+        key = self._key(primary)
+        self._keys[kernel.P_BASE], self._keys[kernel.P_DIV] = key.base, key.divisor
+        p_static = key.is_static
+        b_static = False
+        if backfill is not None:
+            key = self._key(backfill)
+            self._keys[kernel.B_BASE], self._keys[kernel.B_DIV] = key.base, key.divisor
+            b_static = key.is_static
+        self._static = (p_static, b_static)
+        self._policies = (primary, backfill)
+
+    def run(
+        self,
+        until_s: float = math.inf,
+        *,
+        primary: str = "FCFS",
+        backfill: str | None = "FCFS",
+        threshold_s: float = math.inf,
+    ) -> int:
+        """Process every event before ``until_s`` (s) with EASY(primary, backfill, Θ).
+
+        Returns the number of event instants processed. Call again with other policies to
+        switch: jobs waiting or running carry over.
+        """
+        self._set_policies(primary, backfill)
+        return int(
+            kernel.advance(
+                self.jobs,
+                self._keys,
+                self._static[0],
+                self._static[1],
+                float(threshold_s),
+                backfill is not None,
+                self.classic,
+                self.outlive,
+                float(until_s),
+                self.istate,
+                self.iwork,
+                self.fwork,
+            )
+        )
+
+    @property
+    def done(self) -> bool:
+        """True when every job has started and finished."""
+        n = self.jobs.shape[1]
+        return bool(self.istate[kernel.NEXT_SUB] == n and self.istate[kernel.HLEN] == 0)
+
+    @property
+    def kernel_order(self) -> np.ndarray | None:
+        """Permutation from the caller's job order to the kernel's (submit time, job number)
+        order, or None when the caller's order already is the kernel's."""
+        return None if self._order is None else self._order.copy()
+
+    def start_s_view(self) -> np.ndarray:
+        """Start times (s, NaN while not started) in the kernel's order, without a copy.
+
+        A read-only view that follows the simulation as it advances: for loops that look at
+        the schedule after every period of a long run (online policy selection).
+        """
+        view = self.fwork[kernel.START]
+        view.flags.writeable = False
+        return view
+
+    def _restore(self, values: np.ndarray) -> np.ndarray:
+        if self._order is None:
+            return values.copy()
+        out = np.empty_like(values)
+        out[self._order] = values
+        return out
+
+    @property
+    def start_s(self) -> np.ndarray:
+        """Start time of every job (s, NaN while not started), in the caller's job order."""
+        return self._restore(self.fwork[kernel.START])
+
+    @property
+    def first_reservation_s(self) -> np.ndarray:
+        """Shadow time (s) of the first reservation each job received as the blocked head of
+        the queue with backfilling on (NaN if it never got one), in the caller's job order."""
+        return self._restore(self.fwork[kernel.RESERVED])
+
+    @property
+    def backfilled(self) -> np.ndarray:
+        """True for the jobs started by backfilling, in the caller's job order."""
+        return self._restore(self.iwork[kernel.STATUS] == kernel.STARTED_BACKFILL)
+
+
+def _is_job_ordered(submit: np.ndarray, job_id: np.ndarray) -> bool:
+    """True when jobs are in (submit time, job number) order (the kernel's precondition)."""
+    later = submit[1:] - submit[:-1]
+    return bool(((later > 0) | ((later == 0) & (job_id[1:] > job_id[:-1]))).all())
+
+
+def _positive_finite(values: np.ndarray) -> np.ndarray:
+    return (values > 0) & np.isfinite(values)
+
+
+def _validate_jobs(jobs: np.ndarray, machine_procs: int) -> None:
+    """Raise a ConfigurationError naming the first job whose value cannot be simulated."""
+    if isinstance(machine_procs, bool) or int(machine_procs) != machine_procs or machine_procs < 1:
+        raise ConfigurationError(f"machine_procs must be a positive integer, got {machine_procs!r}")
+    procs = jobs[kernel.PROCS]
+    checks = (
+        (kernel.SUBMIT, "submit_s", "a finite number", np.isfinite(jobs[kernel.SUBMIT])),
+        (kernel.PROCS, "procs", f"an integer in 1..{machine_procs}",
+         (procs >= 1) & (procs <= machine_procs) & (procs == np.floor(procs))),
+        (kernel.RUN, "run_s", "> 0 and finite", _positive_finite(jobs[kernel.RUN])),
+        (kernel.EST, "estimate_s", "> 0 and finite", _positive_finite(jobs[kernel.EST])),
+        (kernel.REQ, "requested_s", "> 0 and finite", _positive_finite(jobs[kernel.REQ])),
+    )  # fmt: skip
+    for row, name, expected, ok in checks:
+        if not np.all(ok):
+            bad = int(np.flatnonzero(~ok)[0])
+            raise ConfigurationError(
+                f"job {int(jobs[kernel.JOBID, bad])}: {name} must be {expected}, got "
+                f"{float(jobs[row, bad]):g} (apply scheduler.strong_filter to raw traces)"
+            )
+    if np.unique(jobs[kernel.JOBID]).shape[0] != jobs.shape[1]:
+        raise ConfigurationError("job numbers must be unique")
+
+
+def simulate_arrays(
+    submit_s: np.ndarray,
+    procs: np.ndarray,
+    run_s: np.ndarray,
+    estimate_s: np.ndarray,
+    machine_procs: int,
+    *,
+    primary: str = "FCFS",
+    backfill: str | None = "FCFS",
+    threshold_s: float = math.inf,
+    requested_s: np.ndarray | None = None,
+    job_id: np.ndarray | None = None,
+    reservation: Reservation = "default",
+    outlive: Outlive = "requested",
+    validate: bool = True,
+) -> np.ndarray:
+    """Start times (s) of EASY(primary, backfill, Θ) on jobs given as arrays.
+
+    The low-level entry point: no tables, one kernel call. Arguments are those of
+    :class:`Simulation`; ``threshold_s`` is Θ in seconds (``inf``: none). The result is a float64
+    array of start times in the given job order.
+    """
+    simulation = Simulation(
+        submit_s, procs, run_s, estimate_s, machine_procs,
+        requested_s=requested_s, job_id=job_id, reservation=reservation, outlive=outlive,
+        validate=validate,
+    )  # fmt: skip
+    simulation.run(primary=primary, backfill=backfill, threshold_s=threshold_s)
+    return simulation.start_s
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """A simulated schedule.
+
+    ``jobs`` has one row per job in (submit time, job number) order with ``job_id, submit_s,
+    procs, run_s, estimate_s, start_s, wait_s, end_s, bsld, stretch, backfilled`` (seconds,
+    processors); ``summary`` the run's figures; ``config`` how it was made.
+    """
+
+    jobs: pl.DataFrame
+    summary: RunSummary
+    config: SimulationConfig
+    source_jobs: pl.DataFrame | None = field(default=None, repr=False)
+
+    def cumulative_wait(self) -> pl.DataFrame:
+        """Cumulative waiting time (s) against time (s), counting jobs as they finish."""
+        return cumulative_wait(self.jobs)
+
+    def to_swf_jobs(self) -> pl.DataFrame:
+        """The input's SWF job table with the simulated wait time in field 3 (seconds).
+
+        Ready for :func:`scheduler.write_swf`, so other SWF tools can read the schedule.
+        """
+        if self.source_jobs is None:
+            raise ConfigurationError("this result was not made from an SWF job table")
+        waits = self.jobs.select(
+            "job_id", pl.col("wait_s").round(0).cast(pl.Int64).alias("_simulated_wait_s")
+        )
+        return (
+            self.source_jobs.join(waits, on="job_id", how="left", maintain_order="left")
+            .with_columns(pl.col("_simulated_wait_s").alias("wait_s"))
+            .drop("_simulated_wait_s")
+        )
+
+
+def simulate(
+    trace: Trace | pl.DataFrame,
+    primary: str = "FCFS",
+    backfill: str | None = "FCFS",
+    threshold: float | str | None = None,
+    *,
+    machine_procs: int | None = None,
+    estimate: EstimateSource | np.ndarray = "requested",
+    reservation: Reservation = "default",
+    outlive: Outlive = "requested",
+) -> SimulationResult:
+    """Simulate EASY(primary, backfill, Θ) on a trace's jobs.
+
+    Parameters
+    ----------
+    trace
+        A :class:`~scheduler.traces.swf.Trace` (usually after :func:`scheduler.strong_filter`), or a
+        table with the SWF columns ``job_id, submit_s, run_s, alloc_procs, req_procs,
+        req_time_s`` (then ``machine_procs`` is required).
+    primary, backfill
+        Policy names (``scheduler.policies.base.policy_names()``); ``backfill=None`` disables
+        backfilling.
+    threshold
+        Θ: jobs waiting longer than this go to the head of the queue. Seconds or a string with
+        a unit (``"40h"``); ``None`` or ``"none"`` disables it.
+    machine_procs
+        m, processors; overrides the trace's.
+    estimate
+        ``"requested"`` (the requested time, as a real scheduler sees it), ``"clairvoyant"``
+        (the actual run time), or an array of per-job estimates (s) in the table's row order.
+    reservation, outlive
+        See ``docs/simulator.md``.
+
+    Each job uses its allocated processors (SWF field 5), or its requested ones (field 8) when
+    the allocated count is unknown.
+    """
+    if isinstance(trace, Trace):
+        table = trace.jobs
+        m = trace.machine_procs if machine_procs is None else machine_procs
+    else:
+        table = trace
+        if machine_procs is None:
+            raise ConfigurationError("simulate() needs machine_procs when given a bare table")
+        m = machine_procs
+    threshold_s = parse_duration(threshold)
+    if isinstance(estimate, str):
+        _check_choice("estimate", estimate, ("requested", "clairvoyant"))
+        estimate_column = pl.col("req_time_s" if estimate == "requested" else "run_s")
+        estimate_label = estimate
+    else:
+        estimate = np.asarray(estimate, dtype=np.float64)
+        if estimate.shape != (table.height,):
+            raise ConfigurationError(
+                f"estimate array has shape {estimate.shape}, expected ({table.height},)"
+            )
+        estimate_column = pl.Series("estimate_s", estimate)
+        estimate_label = "array"
+    jobs = table.select(
+        "job_id",
+        "submit_s",
+        pl.when(pl.col("alloc_procs") > 0)
+        .then(pl.col("alloc_procs"))
+        .otherwise(pl.col("req_procs"))
+        .alias("procs"),
+        "run_s",
+        estimate_column.cast(pl.Float64).alias("estimate_s"),
+        pl.col("req_time_s").cast(pl.Float64).alias("requested_s"),
+    )
+    simulation = Simulation(
+        jobs["submit_s"].to_numpy(),
+        jobs["procs"].to_numpy(),
+        jobs["run_s"].to_numpy(),
+        jobs["estimate_s"].to_numpy(),
+        m,
+        requested_s=jobs["requested_s"].to_numpy(),
+        job_id=jobs["job_id"].to_numpy(),
+        reservation=reservation,
+        outlive=outlive,
+    )
+    simulation.run(primary=primary, backfill=backfill, threshold_s=threshold_s)
+    result = (
+        jobs.drop("requested_s")
+        .with_columns(
+            pl.Series("start_s", simulation.start_s),
+            pl.Series("backfilled", simulation.backfilled),
+        )
+        .with_columns(job_metric_columns())
+        .sort("submit_s", "job_id")
+    )
+    config = SimulationConfig(
+        machine_procs=int(m),
+        primary=get_policy(primary).name,
+        backfill=None if backfill is None else get_policy(backfill).name,
+        threshold_s=threshold_s,
+        reservation=reservation,
+        outlive=outlive,
+        estimate=estimate_label,
+    )
+    return SimulationResult(result, summarize(result, int(m)), config, source_jobs=table)

@@ -1,0 +1,406 @@
+"""Figures of the online policy-selection study of EASY backfilling (plotnine).
+
+Pure functions: a :mod:`polars` table of :mod:`scheduler.studies.online.stats` in, a
+:class:`plotnine.ggplot` out (nothing is drawn or written; render with
+:func:`scheduler.studies.common.figures.save_figure`). They share the theme, title wrapping, row
+selection and policy colours of :mod:`scheduler.studies.tuning.figures`.
+
+* :func:`fixed_improvement_plot` and :func:`selector_improvement_plot` draw
+  :func:`~scheduler.studies.online.stats.improvement_curves`: the cumulative waiting-time
+  improvement over the reference EASY(FCFS, 40 h), in percent, against the time in days;
+* :func:`choice_share_plot` draws :func:`~scheduler.studies.online.stats.choice_shares`: the share
+  of the policy periods choosing each policy over time, stacked.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Render off-screen unless the user forced a backend: must precede the matplotlib import.
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+import polars as pl
+from plotnine import (
+    aes,
+    facet_wrap,
+    geom_area,
+    geom_hline,
+    geom_line,
+    ggplot,
+    scale_colour_manual,
+    scale_fill_manual,
+    scale_y_continuous,
+)
+
+from scheduler.core.errors import ConfigurationError
+from scheduler.studies.common.figures import (
+    KNOWN_POLICY_COLOURS,
+    SPARE_COLOURS,
+    available_values,
+    figure_theme,
+    level_order,
+    make_categorical,
+    manual_values,
+    select_rows,
+    wrapped_labs,
+)
+from scheduler.studies.online.stats import (
+    FIXED_PREFIX,
+    IMPROVEMENT_COLUMNS,
+    ONLINE_POLICIES,
+    SHARE_COLUMNS,
+    fixed_policy_name,
+)
+
+__all__ = [
+    "POLICY_COLOURS",
+    "REFERENCE_LABEL",
+    "STRATEGY_COLOURS",
+    "choice_share_plot",
+    "fixed_improvement_plot",
+    "selector_improvement_plot",
+]
+
+#: How the reference run is named on the figures.
+REFERENCE_LABEL = "EASY(FCFS, 40 h)"
+#: One colour per policy of the study: the colours of :mod:`scheduler.studies.tuning.figures` for
+#: its seven policies, its spare colours for the five others (the same on every figure).
+POLICY_COLOURS: dict[str, str] = manual_values(ONLINE_POLICIES, KNOWN_POLICY_COLOURS, SPARE_COLOURS)
+#: Colours of the strategies on the selector figure (Okabe-Ito; best fixed black).
+STRATEGY_COLOURS: dict[str, str] = {
+    "best fixed": "#000000",
+    "random": "#999999",
+    "full": "#0072B2",
+    "noisy": "#56B4E9",
+    "bandit": "#D55E00",
+    "ucb": "#009E73",
+    "swucb": "#CC79A7",
+    "thompson": "#E69F00",
+}
+_SELECTORS: tuple[str, ...] = ("random", "full", "noisy", "ucb", "swucb")
+_SELECTOR_ORDER: tuple[str, ...] = ("random", "full", "noisy", "bandit", "ucb", "swucb", "thompson")
+_PERCENT = 100.0
+_MEAN, _LOW, _HIGH = "mean_pct", "q10_pct", "q90_pct"
+
+
+def _y_title(reference_label: str) -> str:
+    """Title of the improvement axis (two lines, fits the figure height)."""
+    return f"cumulative waiting-time improvement\nvs {reference_label} (%)"
+
+
+def _replica_text(selected: pl.DataFrame) -> str:
+    """``"5 replicas"`` from the ``replicas`` column, or ``"replicas"`` without it."""
+    if "replicas" not in selected.columns or selected.height == 0:
+        return "replicas"
+    count = int(selected["replicas"].max())  # type: ignore[arg-type]
+    return f"{count} replica{'s' if count != 1 else ''}"
+
+
+def _percent_frame(selected: pl.DataFrame, label: pl.Expr) -> pd.DataFrame:
+    """Pandas frame with ``day``, ``label`` and the mean / q10 / q90 improvements in percent."""
+    return (
+        selected.select(
+            pl.col("day").cast(pl.Float64),
+            label.alias("label"),
+            (pl.col("mean_improvement") * _PERCENT).alias(_MEAN),
+            (pl.col("q10") * _PERCENT).alias(_LOW),
+            (pl.col("q90") * _PERCENT).alias(_HIGH),
+        )
+        .sort("label", "day")
+        .to_pandas()
+    )
+
+
+def _band_lines(frame: pd.DataFrame, colours: Mapping[str, str], name: str) -> ggplot:
+    """Mean improvement (solid) and its 10 % / 90 % quantiles (dashed), one colour per label."""
+    levels = [level for level in colours if level in set(frame["label"])]
+    make_categorical(frame, "label", levels)
+    return (
+        ggplot(frame, aes(x="day", colour="label", group="label"))
+        + geom_hline(yintercept=0.0, colour="#555555", linetype="dotted")
+        + geom_line(aes(y=_LOW), linetype="dashed", size=0.35, alpha=0.7, na_rm=True)
+        + geom_line(aes(y=_HIGH), linetype="dashed", size=0.35, alpha=0.7, na_rm=True)
+        + geom_line(aes(y=_MEAN), size=0.75, na_rm=True)
+        + scale_colour_manual(
+            values={level: colours[level] for level in levels}, limits=levels, name=name
+        )
+        + figure_theme()
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# 1. Fixed policies
+# --------------------------------------------------------------------------------------------
+
+
+def fixed_improvement_plot(
+    curves_table: pl.DataFrame, trace: str, *, reference_label: str = REFERENCE_LABEL
+) -> ggplot:
+    """Cumulative waiting-time improvement of every fixed policy over time.
+
+    Parameters
+    ----------
+    curves_table
+        Output of :func:`scheduler.studies.online.stats.improvement_curves` (improvements as
+        fractions, ``day`` in days).
+    trace
+        Name of the trace to show.
+    reference_label
+        How the reference run is named on the y axis.
+
+    Returns
+    -------
+    ggplot
+        x = time since the start of the trace (days), y = improvement over the reference (%,
+        positive = less cumulative waiting); one colour per fixed policy: mean over replicas
+        (solid) and its 10 % and 90 % quantiles (dashed). Its data has one row per (policy,
+        day) with columns ``day``, ``label`` (policy name), ``mean_pct``, ``q10_pct``,
+        ``q90_pct``.
+
+    Raises
+    ------
+    ConfigurationError
+        When a column is missing or the trace has no fixed-policy curve.
+    """
+    what = "fixed_improvement_plot"
+    selected = select_rows(curves_table, what, IMPROVEMENT_COLUMNS[:-1], trace=trace)
+    fixed = selected.filter(pl.col("strategy").str.starts_with(FIXED_PREFIX))
+    if fixed.height == 0:
+        raise ConfigurationError(
+            f"{what}: trace {trace!r} has no fixed-policy strategy ({FIXED_PREFIX}<policy>) "
+            f"(strategies: {available_values(selected, 'strategy')})"
+        )
+    frame = _percent_frame(fixed, pl.col("strategy").str.slice(len(FIXED_PREFIX)))
+    levels = level_order(frame["label"], ONLINE_POLICIES)
+    colours = manual_values(levels, POLICY_COLOURS, SPARE_COLOURS)
+    return _band_lines(frame, colours, "fixed policy") + wrapped_labs(
+        x="time since the start of the trace (days)",
+        y=_y_title(reference_label),
+        title=f"{trace}: cumulative waiting-time improvement of the fixed policies",
+        subtitle=(
+            f"EASY(P, 40 h) with P fixed vs {reference_label}; solid: mean over "
+            f"{_replica_text(fixed)}, dashed: 10 % and 90 % quantiles"
+        ),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# 2. Selectors
+# --------------------------------------------------------------------------------------------
+
+
+def _best_fixed_from_curves(fixed: pl.DataFrame) -> str:
+    """The fixed strategy with the highest mean improvement on its last day."""
+    final = fixed.sort("day").group_by("strategy").agg(pl.col("mean_improvement").last())
+    ranked = final.sort(
+        pl.col("mean_improvement"), pl.col("strategy"), descending=[True, False], nulls_last=True
+    )
+    return str(ranked["strategy"][0])
+
+
+def selector_improvement_plot(
+    curves_table: pl.DataFrame,
+    trace: str,
+    *,
+    period: str = "1d",
+    bandit: str | None = None,
+    best_fixed: str | None = None,
+    selectors: Sequence[str] = _SELECTORS,
+    reference_label: str = REFERENCE_LABEL,
+) -> ggplot:
+    """Cumulative waiting-time improvement of the selectors and of the best fixed policy.
+
+    Parameters
+    ----------
+    curves_table
+        Output of :func:`scheduler.studies.online.stats.improvement_curves`.
+    trace
+        Name of the trace to show.
+    period
+        Policy period label of the selectors (``"1d"``, ``"1w"``).
+    bandit
+        The bandit strategy to show (e.g. the ``chosen_strategy`` of
+        :func:`scheduler.studies.online.stats.choose_epsilon` for this trace), labelled "bandit
+        (LOTO ε = …)"; ``None``: no bandit line.
+    best_fixed
+        Strategy name of the best fixed policy in hindsight (``best_fixed`` column of
+        :func:`scheduler.studies.online.stats.relative_changes`); ``None``: the fixed policy with
+        the highest mean improvement on the last day.
+    selectors
+        The other selectors to show; those absent from the table are skipped.
+    reference_label
+        How the reference run is named on the y axis.
+
+    Returns
+    -------
+    ggplot
+        As :func:`fixed_improvement_plot`, one colour per strategy (best fixed first, black).
+        Its data has one row per (strategy, day); ``label`` is ``"best fixed: <policy>"``,
+        ``"bandit (LOTO ε = 0.3)"`` or the selector name.
+
+    Raises
+    ------
+    ConfigurationError
+        When a column is missing, the trace has no curve, ``bandit`` or ``best_fixed`` has no
+        curve, or no selector of the list has one at ``period``.
+    """
+    what = "selector_improvement_plot"
+    selected = select_rows(curves_table, what, IMPROVEMENT_COLUMNS[:-1], trace=trace)
+    fixed = selected.filter(pl.col("strategy").str.starts_with(FIXED_PREFIX))
+    if best_fixed is None:
+        if fixed.height == 0:
+            raise ConfigurationError(f"{what}: trace {trace!r} has no fixed-policy strategy")
+        best_fixed = _best_fixed_from_curves(fixed)
+    elif fixed_policy_name(best_fixed) is None and f"{FIXED_PREFIX}{best_fixed}" in set(
+        fixed["strategy"]
+    ):
+        best_fixed = f"{FIXED_PREFIX}{best_fixed}"  # "SPF" → "fixed:SPF"
+    best_label = f"best fixed: {_policy_text(best_fixed)}"
+    series = [(best_label, select_rows(selected, what, (), trace=trace, strategy=best_fixed))]
+    colours = {best_label: STRATEGY_COLOURS["best fixed"]}
+    at_period = selected.filter(pl.col("period") == period)
+    present = set(at_period["strategy"])
+    shown = [name for name in selectors if name in present]
+    if bandit is None and not shown:
+        raise ConfigurationError(
+            f"{what}: trace {trace!r} has none of the selectors {', '.join(selectors)} with "
+            f"period {period!r} (strategies: {available_values(at_period, 'strategy')})"
+        )
+    named = [(name, name, name) for name in shown]  # (strategy, label, colour key)
+    if bandit is not None:
+        select_rows(selected, what, (), trace=trace, strategy=bandit, period=period)  # or raise
+        named.append((bandit, _bandit_label(bandit), "bandit"))
+    named.sort(
+        key=lambda item: _SELECTOR_ORDER.index(item[2]) if item[2] in _SELECTOR_ORDER else 99
+    )
+    for spare, (name, label, key) in enumerate(named):
+        series.append((label, at_period.filter(pl.col("strategy") == name)))
+        colours[label] = STRATEGY_COLOURS.get(key, SPARE_COLOURS[spare % len(SPARE_COLOURS)])
+    rows = pl.concat(
+        [part.with_columns(pl.lit(label).alias("_label")) for label, part in series],
+        how="vertical_relaxed",
+    )
+    frame = _percent_frame(rows, pl.col("_label"))
+    return _band_lines(frame, colours, "strategy") + wrapped_labs(
+        x="time since the start of the trace (days)",
+        y=_y_title(reference_label),
+        title=f"{trace}: cumulative waiting-time improvement of the selectors ({period} periods)",
+        subtitle=(
+            f"solid: mean over {_replica_text(rows)}, dashed: 10 % and 90 % quantiles; "
+            f"best fixed policy chosen in hindsight"
+        ),
+    )
+
+
+def _policy_text(strategy: str) -> str:
+    """``"fixed:SPF"`` → ``"SPF"``; other names unchanged."""
+    return fixed_policy_name(strategy) or strategy
+
+
+def _bandit_label(bandit: str) -> str:
+    """``"bandit(eps=0.3)"`` → ``"bandit (LOTO ε = 0.3)"``; other names get ``" (LOTO ε)"``."""
+    if bandit.startswith("bandit(eps=") and bandit.endswith(")"):
+        return f"bandit (LOTO ε = {bandit[len('bandit(eps=') : -1]})"
+    return f"{bandit} (LOTO ε)"
+
+
+# --------------------------------------------------------------------------------------------
+# 3. Policy choices over time
+# --------------------------------------------------------------------------------------------
+
+
+def choice_share_plot(
+    shares: pl.DataFrame,
+    trace: str,
+    *,
+    strategies: Sequence[str] = ("noisy",),
+    bandit: str | None = None,
+    period: str = "1d",
+) -> ggplot:
+    """Share of the policy periods choosing each policy over time, stacked, per strategy.
+
+    Parameters
+    ----------
+    shares
+        Output of :func:`scheduler.studies.online.stats.choice_shares` (``day`` = bin start in days,
+        ``share`` in [0, 1]).
+    trace
+        Name of the trace to show.
+    strategies
+        Strategies to show, one panel each.
+    bandit
+        A bandit strategy shown after ``strategies`` (e.g. the LOTO choice for this trace),
+        its panel titled ``"<name> (LOTO ε)"``; ``None``: none.
+    period
+        Policy period label (``"1d"``, ``"1w"``).
+
+    Returns
+    -------
+    ggplot
+        Stacked areas (:func:`plotnine.geom_area`): x = time since the start of the trace
+        (days, start of each bin), y = share of the periods (%), fill = policy (fixed colours
+        per policy); one panel per strategy (``facet_wrap``, one column). Its data has one row
+        per (strategy, bin, policy), absent policies with share 0, columns ``day``,
+        ``panel``, ``policy``, ``share_pct``.
+
+    Raises
+    ------
+    ConfigurationError
+        When a column is missing, no strategy is asked for, or the trace has no row for a
+        strategy at ``period``.
+    """
+    what = "choice_share_plot"
+    wanted = [*strategies, *([bandit] if bandit is not None else [])]
+    if not wanted:
+        raise ConfigurationError(f"{what}: no strategy to show")
+    selected = select_rows(shares, what, SHARE_COLUMNS, trace=trace, period=period)
+    panels = {name: name for name in strategies}
+    if bandit is not None:
+        panels[bandit] = f"{bandit} (LOTO ε)"
+    parts = []
+    for name in wanted:
+        rows = selected.filter(pl.col("strategy") == name)
+        if rows.height == 0:
+            raise ConfigurationError(
+                f"{what}: no choice shares for trace {trace!r}, strategy {name!r}, period "
+                f"{period!r} (strategies: {available_values(selected, 'strategy')})"
+            )
+        parts.append(rows.select("day", "policy", "share", pl.lit(panels[name]).alias("panel")))
+    long = pl.concat(parts)
+    grid = (
+        long.select("panel", "day")
+        .unique()
+        .join(long.select("policy").unique(), how="cross")
+        .join(long, on=["panel", "day", "policy"], how="left")
+        .with_columns((pl.col("share").fill_null(0.0) * _PERCENT).alias("share_pct"))
+        .select(pl.col("day").cast(pl.Float64), "panel", "policy", "share_pct")
+        .sort("panel", "policy", "day")
+    )
+    frame = grid.to_pandas()
+    levels = level_order(frame["policy"], ONLINE_POLICIES)
+    make_categorical(frame, "policy", levels)
+    make_categorical(frame, "panel", list(dict.fromkeys(panels[name] for name in wanted)))
+    return (
+        ggplot(frame, aes(x="day", y="share_pct", fill="policy"))
+        + geom_area(position="stack", alpha=0.9, size=0.1, colour="white")
+        + facet_wrap("panel", ncol=1)
+        + scale_fill_manual(
+            values=manual_values(levels, POLICY_COLOURS, SPARE_COLOURS),
+            limits=levels,
+            name="policy",
+        )
+        + scale_y_continuous(breaks=[0, 25, 50, 75, 100])
+        + wrapped_labs(
+            x="time since the start of the trace (days)",
+            y="share of the policy periods (%)",
+            title=f"{trace}: policies chosen over time ({period} periods)",
+            subtitle=(
+                "share of the periods choosing each policy per time bin (x: bin start), "
+                "mean over replicas"
+            ),
+        )
+        + figure_theme()
+    )

@@ -1,0 +1,219 @@
+"""Online policy selection on long resampled traces: the live system and its feedback.
+
+The live system is EASY(P, Θ) with the same policy P ordering the primary and the backfilling queue
+(Θ = 40 h by default). Time is cut into policy periods of ``period_s`` seconds aligned on the
+trace's first submission; at the start of period t a selector
+(:mod:`scheduler.studies.online.selectors`) picks P_t and the live system runs with it until the
+next period. The system is never reset: jobs waiting or running at a switch carry over (one
+resumable :class:`~scheduler.sim.engine.Simulation` advanced period by period).
+
+Feedback at the end of period t:
+
+- live: the sum of the waits (s) of the jobs that finished during the period (end time in
+  ``[t_start, t_end)``) and their number;
+- simulated (only for selectors that need it): for every policy P of the set, w(t; P) = the sum
+  of the waits of the jobs *submitted* during the period, simulated alone from an empty machine
+  until it drains (:func:`simulated_period_costs`; computed once per trace and period length
+  and shared by the ``full`` and ``noisy`` selectors).
+
+Long traces (:func:`long_trace`) are 104 resampled weeks of the whole filtered log (the
+weekly per-user resampling of :mod:`scheduler.traces.resample`) laid end to end.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from scheduler.core.constants import WEEK_S
+from scheduler.core.errors import ConfigurationError
+from scheduler.sim.arrays import TraceArrays
+from scheduler.sim.engine import Simulation, simulate_arrays
+from scheduler.studies.online.selectors import PeriodFeedback, Selector
+from scheduler.traces.resample import ResamplingMethod, resample_weeks
+
+__all__ = [
+    "DAY_S",
+    "LONG_TRACE_SPLIT",
+    "OnlineRun",
+    "long_trace",
+    "run_online",
+    "simulated_period_costs",
+]
+
+
+DAY_S = 86_400.0
+
+
+#: The split name under which long-trace weeks are drawn (seed derivation; whole log).
+LONG_TRACE_SPLIT = "long"
+
+
+def long_trace(
+    jobs: pl.DataFrame,
+    replica: int,
+    *,
+    weeks: int = 104,
+    seed: int,
+    trace: str,
+    method: ResamplingMethod = "uniform",
+) -> pl.DataFrame:
+    """Resampled trace ``replica``: ``weeks`` resampled weeks of ``jobs`` laid end to end.
+
+    Week k of the replica is resampled week ``replica·weeks + k`` of the whole log (so replicas
+    never share a week draw) shifted by k weeks. Columns: those of
+    :data:`scheduler.traces.resample.WEEK_COLUMNS` with ``week_index`` = k, ``submit_s`` in seconds
+    from the replica's start and ``job_id`` renumbered 1..n in (submit, week, job) order.
+    """
+    if replica < 0 or weeks < 1:
+        raise ConfigurationError(f"replica must be >= 0 and weeks >= 1, got {replica}, {weeks}")
+    first = replica * weeks
+    table = resample_weeks(
+        jobs, range(first, first + weeks), seed=seed, trace=trace, split=LONG_TRACE_SPLIT,
+        method=method,
+    )  # fmt: skip
+    shifted = table.with_columns(
+        (pl.col("week_index") - first).alias("week_index"),
+    ).with_columns(
+        (pl.col("submit_s") + pl.col("week_index").cast(pl.Float64) * WEEK_S).alias("submit_s")
+    )
+    shifted = shifted.sort("submit_s", "week_index", "job_id")
+    return shifted.with_columns(pl.int_range(1, shifted.height + 1, dtype=pl.Int64).alias("job_id"))
+
+
+def _period_bounds(submit_s: np.ndarray, period_s: float) -> np.ndarray:
+    """Index bounds of the jobs submitted in each period (jobs sorted by submit time)."""
+    t0 = submit_s[0]
+    periods = int((submit_s[-1] - t0) // period_s) + 1
+    edges = t0 + period_s * np.arange(periods + 1, dtype=np.float64)
+    return np.searchsorted(submit_s, edges, side="left")
+
+
+def simulated_period_costs(
+    trace: TraceArrays,
+    machine_procs: int,
+    policies: tuple[str, ...],
+    *,
+    period_s: float,
+    threshold_s: float,
+) -> np.ndarray:
+    """w(t; P): for each period t and policy P, the sum of the waits (s) of the jobs submitted
+    during t, simulated alone under EASY(P, P, Θ) from an empty machine until it drains.
+
+    Returns a float64 array of shape (periods, len(policies)); periods run from the first to the
+    last submission (later periods have no submitted job, hence cost 0).
+    """
+    if period_s <= 0:
+        raise ConfigurationError(f"period_s must be > 0, got {period_s}")
+    bounds = _period_bounds(trace.submit_s, period_s)
+    costs = np.zeros((bounds.size - 1, len(policies)), dtype=np.float64)
+    for t in range(bounds.size - 1):
+        lo, hi = bounds[t], bounds[t + 1]
+        if hi == lo:
+            continue
+        submit = trace.submit_s[lo:hi]
+        for k, policy in enumerate(policies):
+            start = simulate_arrays(
+                submit, trace.procs[lo:hi], trace.run_s[lo:hi], trace.estimate_s[lo:hi],
+                machine_procs, primary=policy, backfill=policy, threshold_s=threshold_s,
+                job_id=trace.job_id[lo:hi], validate=False,
+            )  # fmt: skip
+            costs[t, k] = float((start - submit).sum())
+    return costs
+
+
+@dataclass(frozen=True)
+class OnlineRun:
+    """A live run: start times (s, job order of the trace), the policy of every period, and
+    the cumulative waiting time (s) of the jobs finished by the end of each day."""
+
+    strategy: str
+    period_s: float
+    start_s: np.ndarray
+    choices: tuple[str, ...]
+    daily_cumulative_wait_s: np.ndarray
+    daily_finished_jobs: np.ndarray
+
+    @property
+    def total_wait_s(self) -> float:
+        return float(self.daily_cumulative_wait_s[-1]) if self.daily_cumulative_wait_s.size else 0.0
+
+
+def run_online(
+    trace: TraceArrays,
+    machine_procs: int,
+    selector: Selector,
+    *,
+    period_s: float,
+    threshold_s: float = 40 * 3600.0,
+    costs: np.ndarray | None = None,
+) -> OnlineRun:
+    """Run the live EASY(P_t, P_t, Θ) system, asking ``selector`` for P_t every period.
+
+    ``costs`` is :func:`simulated_period_costs` for the selector's policies and ``period_s``
+    (required when ``selector.needs_simulation``). The run goes on period by period until every
+    job has finished; the selector is asked and informed every period, also after the last
+    submission (the simulated costs of such periods are 0).
+    """
+    if period_s <= 0 or math.isnan(period_s):
+        raise ConfigurationError(f"period_s must be > 0, got {period_s}")
+    if selector.needs_simulation and costs is None:
+        raise ConfigurationError(f"selector {selector.name} needs the simulated period costs")
+    if costs is not None and costs.shape[1] != len(selector.policies):
+        raise ConfigurationError("costs must have one column per policy of the selector")
+    submit, run = trace.submit_s, trace.run_s
+    simulation = Simulation(
+        submit, trace.procs, run, trace.estimate_s, machine_procs, job_id=trace.job_id
+    )
+    if simulation.kernel_order is not None:
+        raise ConfigurationError("the trace's jobs must be in (submit time, job number) order")
+    started = simulation.start_s_view()
+    zero = np.zeros(len(selector.policies))
+    t0 = float(submit[0]) if submit.size else 0.0
+    pending = np.empty(0, dtype=np.int64)
+    next_job, period, choices = 0, 0, []
+    while True:
+        policy = selector.choose(period)
+        choices.append(policy)
+        t_end = t0 + (period + 1) * period_s
+        simulation.run(t_end, primary=policy, backfill=policy, threshold_s=threshold_s)
+        # jobs submitted by t_end join the watch list; those ended before t_end report now
+        arrived = int(np.searchsorted(submit, t_end, side="left"))
+        pending = np.concatenate((pending, np.arange(next_job, arrived, dtype=np.int64)))
+        next_job = arrived
+        start = started[pending]
+        finished = ~np.isnan(start) & (start + run[pending] < t_end)
+        done = pending[finished]
+        pending = pending[~finished]
+        simulated = None
+        if selector.needs_simulation:
+            simulated = costs[period] if period < costs.shape[0] else zero  # type: ignore[index]
+        selector.observe(
+            period,
+            PeriodFeedback(
+                policy=policy,
+                live_wait_s=float((started[done] - submit[done]).sum()),
+                live_jobs=int(done.size),
+                simulated_wait_s=simulated,
+            ),
+        )
+        if simulation.done:
+            break
+        period += 1
+    start_s = simulation.start_s
+    end_s = start_s + run
+    day = np.floor((end_s - t0) / DAY_S).astype(np.int64)
+    wait = start_s - submit
+    per_day = np.bincount(day, weights=wait) if wait.size else np.zeros(0)
+    finished_per_day = np.bincount(day) if wait.size else np.zeros(0, dtype=np.int64)
+    return OnlineRun(
+        strategy=selector.name,
+        period_s=float(period_s),
+        start_s=start_s,
+        choices=tuple(choices),
+        daily_cumulative_wait_s=np.cumsum(per_day),
+        daily_finished_jobs=np.cumsum(finished_per_day),
+    )

@@ -1,0 +1,150 @@
+"""The online study's plan: the ``online`` config section checked (policies, periods,
+selectors from the selector registry, epsilons) and the (strategy, period) runs it implies.
+Errors name the config key."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from scheduler.core.errors import ConfigurationError
+from scheduler.core.units import parse_duration
+from scheduler.studies.common.config import (
+    Threshold,
+    TraceEntry,
+    catalogue_entries,
+    policy_list,
+    require_in,
+    threshold_list,
+)
+from scheduler.traces.resample import RESAMPLING_METHODS
+
+_PERIOD_LABEL = re.compile(r"^[0-9]+(s|m|h|d|w)$")
+
+__all__ = ["OnlinePlan", "OnlineStrategy", "online_plan", "strategy_slug"]
+
+
+_SLUG_UNSAFE = re.compile(r"[^A-Za-z0-9.]+")
+
+
+@dataclass(frozen=True)
+class OnlineStrategy:
+    """A strategy of the online study: its selector spec, a path-safe slug, and the policy
+    periods it runs with (``("none",)`` for fixed policies, which never switch)."""
+
+    spec: str
+    slug: str
+    periods: tuple[str, ...]
+    needs_simulation: bool
+
+
+@dataclass(frozen=True)
+class OnlinePlan:
+    """The online policy-selection study, checked."""
+
+    seed: int
+    traces: tuple[TraceEntry, ...]
+    replicas: int
+    weeks: int
+    resampling: str
+    policies: tuple[str, ...]
+    threshold_s: float
+    periods: tuple[Threshold, ...]
+    strategies: tuple[OnlineStrategy, ...]
+    epsilons: tuple[float, ...]
+    reference: str
+    selector_options: dict[str, Any]
+
+    @property
+    def trace_names(self) -> tuple[str, ...]:
+        return tuple(entry.name for entry in self.traces)
+
+    def period_seconds(self, label: str) -> float:
+        for period in self.periods:
+            if period.label == label:
+                return period.seconds
+        raise ConfigurationError(f"period {label!r} is not in online.periods")
+
+    def strategy(self, slug: str) -> OnlineStrategy:
+        for strategy in self.strategies:
+            if strategy.slug == slug:
+                return strategy
+        raise ConfigurationError(f"no online strategy with slug {slug!r}")
+
+    def runs(self) -> tuple[tuple[OnlineStrategy, str], ...]:
+        """Every (strategy, period label) pair the study runs on each replica."""
+        return tuple((s, p) for s in self.strategies for p in s.periods)
+
+
+def strategy_slug(spec: str) -> str:
+    """A file-name-safe form of a selector spec: ``"bandit(eps=0.3)"`` → ``"bandit-eps0.3"``."""
+    return _SLUG_UNSAFE.sub("-", spec.replace("=", "")).strip("-")
+
+
+def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
+    """Check the ``online`` section of a (schema-validated) config and return its plan."""
+    online = config.get("online") or {}
+    policies = policy_list(online.get("policies", []), "online.policies")
+    if not policies:
+        raise ConfigurationError("config online.policies: must not be empty")
+    reference = policy_list([online.get("reference", "FCFS")], "online.reference")[0]
+    require_in(reference in policies, "online.reference", reference, "online.policies")
+    initial = policy_list([online.get("initial", "FCFS")], "online.initial")[0]
+    require_in(initial in policies, "online.initial", initial, "online.policies")
+    threshold = str(online.get("threshold", "40h"))
+    threshold_s = threshold_list([threshold], "online.threshold")[0].seconds
+    periods = []
+    for label in online.get("periods", ["1d", "1w"]):
+        if not _PERIOD_LABEL.match(str(label)):
+            raise ConfigurationError(
+                f"config online.periods: {label!r} needs a unit (s, m, h, d, w), e.g. 1d"
+            )
+        periods.append(Threshold(str(label), parse_duration(str(label))))
+    if not periods or len({p.seconds for p in periods}) != len(periods):
+        raise ConfigurationError("config online.periods: give distinct, non-empty periods")
+    labels = tuple(p.label for p in periods)
+    epsilons = tuple(float(e) for e in online.get("epsilons", [0.1, 0.3, 0.5, 0.7, 0.9]))
+    if not epsilons or any(not 0 <= e <= 1 for e in epsilons):
+        raise ConfigurationError("config online.epsilons: values in [0, 1], at least one")
+    strategies = [OnlineStrategy(f"fixed:{p}", f"fixed-{p}", ("none",), False) for p in policies]
+    selectors = [str(s).lower() for s in online.get("selectors", [])]
+    known = {"random", "full", "noisy", "bandit", "ucb", "swucb", "thompson"}
+    for name in selectors:
+        if name not in known:
+            raise ConfigurationError(
+                f"config online.selectors: unknown selector {name!r}; known: {sorted(known)}"
+            )
+        specs = [f"bandit(eps={e:g})" for e in epsilons] if name == "bandit" else [name]
+        for spec in specs:
+            needs = name in ("full", "noisy")
+            strategies.append(OnlineStrategy(spec, strategy_slug(spec), labels, needs))
+    if len({s.slug for s in strategies}) != len(strategies):
+        raise ConfigurationError("config online.selectors: a selector is listed twice")
+    noise = tuple(float(x) for x in online.get("noise", [0.8, 1.2]))
+    if len(noise) != 2 or not 0 < noise[0] <= noise[1]:
+        raise ConfigurationError("config online.noise: [low, high] with 0 < low <= high")
+    discount = float(online.get("discount", 1.0))
+    if not 0 < discount <= 1:
+        raise ConfigurationError("config online.discount: must be in (0, 1]")
+    replicas, weeks = int(online.get("replicas", 2)), int(online.get("weeks", 104))
+    if replicas < 1 or weeks < 1:
+        raise ConfigurationError("config online: replicas and weeks must be >= 1")
+    resampling = online.get("resampling", "uniform")
+    if resampling not in RESAMPLING_METHODS:
+        raise ConfigurationError(f"config online.resampling: unknown method {resampling!r}")
+    return OnlinePlan(
+        seed=int(config.get("seed", 0)),
+        traces=catalogue_entries(config, online.get("traces", []), "online.traces"),
+        replicas=replicas,
+        weeks=weeks,
+        resampling=resampling,
+        policies=policies,
+        threshold_s=threshold_s,
+        periods=tuple(periods),
+        strategies=tuple(strategies),
+        epsilons=epsilons,
+        reference=f"fixed:{reference}",
+        selector_options={"discount": discount, "noise": noise, "initial": initial},
+    )

@@ -1,0 +1,280 @@
+"""The online-selection study's workflow steps (one function per rule of
+``workflow/rules/online.smk``): long traces, period costs, live runs, tables, figures."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from scheduler.core.errors import ConfigurationError
+from scheduler.core.provenance import (
+    provenance,
+    write_csv,
+    write_markdown,
+    write_parquet,
+)
+from scheduler.core.steps import (
+    flat_record,
+    optional_path,
+    procs_metadata,
+    read_table,
+    rule_log,
+    table_machine_procs,
+)
+from scheduler.sim.arrays import kernel_arrays
+from scheduler.studies.online.live import (
+    long_trace,
+    run_online,
+    simulated_period_costs,
+)
+from scheduler.studies.online.selectors import make_selector, parse_spec
+from scheduler.traces.resample import name_hash
+
+__all__ = [
+    "CHOICE_SHARE_SELECTORS",
+    "draws_choice_shares",
+    "make_long_trace",
+    "online_figure",
+    "online_run",
+    "online_tables",
+    "period_costs",
+]
+
+
+def make_long_trace(
+    filtered_path: str,
+    out_path: str,
+    *,
+    trace: str,
+    replica: int,
+    weeks: int,
+    seed: int,
+    method: str = "uniform",
+    log_path: str | None = None,
+) -> None:
+    """Build long resampled trace ``replica`` (``weeks`` resampled weeks end to end)."""
+    with rule_log(log_path) as log:
+        jobs = read_table(filtered_path)
+        table = long_trace(jobs, replica, weeks=weeks, seed=seed, trace=trace, method=method)  # type: ignore[arg-type]
+        config = {"trace": trace, "replica": replica, "weeks": weeks, "seed": seed,
+                  "method": method}  # fmt: skip
+        write_parquet(
+            table, out_path, provenance(config, step="long_trace"),
+            procs_metadata(table_machine_procs(filtered_path)),
+        )  # fmt: skip
+        log(f"{trace} replica {replica}: {weeks} weeks, {table.height:,} jobs")
+
+
+def period_costs(
+    trace_path: str,
+    out_path: str,
+    *,
+    trace: str,
+    replica: int,
+    period: str,
+    period_s: float,
+    policies: Sequence[str],
+    threshold_s: float,
+    log_path: str | None = None,
+) -> None:
+    """Simulated feedback of a long trace: w(t; P) for every period t and policy P."""
+    with rule_log(log_path) as log:
+        started = time.perf_counter()
+        arrays, procs = kernel_arrays("long_trace", trace_path)
+        costs = simulated_period_costs(
+            arrays, procs, tuple(policies), period_s=period_s, threshold_s=threshold_s
+        )
+        table = pl.DataFrame(
+            {"period_index": np.arange(costs.shape[0], dtype=np.int64)}
+            | {policy: costs[:, k] for k, policy in enumerate(policies)}
+        )
+        config = {"trace": trace, "replica": replica, "period": period,
+                  "policies": list(policies), "threshold_s": threshold_s}  # fmt: skip
+        write_parquet(table, out_path, provenance(config, step="period_costs"))
+        log(f"{trace} replica {replica} Δ={period}: {costs.shape[0]} periods × "
+            f"{len(policies)} policies in {time.perf_counter() - started:.1f} s")  # fmt: skip
+
+
+def online_run(
+    trace_path: str,
+    curve_path: str,
+    choices_path: str,
+    *,
+    trace: str,
+    replica: int,
+    strategy: str,
+    period: str,
+    period_s: float,
+    policies: Sequence[str],
+    threshold_s: float,
+    seed: int,
+    options: Mapping[str, Any] | None = None,
+    costs_path: str | Sequence[str] | None = None,
+    log_path: str | None = None,
+) -> None:
+    """One live run of a strategy (a selector spec) on a long trace: daily cumulative waits
+    and the policy chosen in every period."""
+    with rule_log(log_path) as log:
+        started = time.perf_counter()
+        arrays, procs = kernel_arrays("long_trace", trace_path)
+        rng = np.random.default_rng(
+            np.random.SeedSequence(
+                [seed, name_hash(trace), replica, name_hash(strategy), name_hash(period)]
+            )
+        )
+        selector = make_selector(strategy, tuple(policies), rng=rng, **dict(options or {}))
+        costs_path = optional_path(costs_path)
+        costs = None
+        if costs_path is not None:
+            costs = read_table(costs_path).select(list(policies)).to_numpy()
+        result = run_online(
+            arrays, procs, selector, period_s=period_s, threshold_s=threshold_s, costs=costs
+        )
+        days = result.daily_cumulative_wait_s.size
+        keys = {"trace": trace, "replica": replica, "strategy": strategy, "period": period}
+        curve = pl.DataFrame(
+            {
+                **{k: [v] * days for k, v in keys.items()},
+                "day": np.arange(days, dtype=np.int64),
+                "cumulative_wait_s": result.daily_cumulative_wait_s,
+                "finished_jobs": result.daily_finished_jobs.astype(np.int64),
+            }
+        )
+        periods = len(result.choices)
+        columns = {
+            **{k: [v] * periods for k, v in keys.items()},
+            "period_index": np.arange(periods, dtype=np.int64),
+            "policy": list(result.choices),
+        }
+        if selector.needs_simulation:
+            # the cost vector each period's feedback gave (noisy: with its noise), policy order
+            costs_by_period = {e["period"]: e.get("costs") for e in selector.history}
+            columns["costs_s"] = [costs_by_period.get(t) for t in range(periods)]
+        choices = pl.DataFrame(columns)
+        config = {**keys, "threshold_s": threshold_s, "seed": seed,
+                  "options": dict(options or {})}  # fmt: skip
+        record = provenance(config, step="online_run")
+        write_parquet(curve, curve_path, record)
+        write_parquet(choices, choices_path, record)
+        log(f"{trace} replica {replica} {selector.name} Δ={period}: W = "
+            f"{result.total_wait_s:.6g} s over {arrays.jobs:,} jobs, {periods} periods, "
+            f"{time.perf_counter() - started:.2f} s")  # fmt: skip
+
+
+def online_tables(
+    curve_paths: Sequence[str],
+    choice_paths: Sequence[str],
+    outputs: Mapping[str, str],
+    *,
+    reference: str,
+    confidence: float,
+    seed: int,
+    log_path: str | None = None,
+) -> None:
+    """The online study's tables: ε by leave-one-trace-out vote, relative total-wait changes
+    of every strategy (bootstrap CIs, paired tests vs the best fixed policy, Holm), the fixed-
+    policy and strategy tables, improvement curves and choice shares for the figures.
+
+    ``outputs`` maps ``epsilon_csv, epsilon_md, changes_parquet, changes_csv, fixed_md,
+    strategies_md, improvement_parquet, shares_parquet`` to paths.
+    """
+    from scheduler.studies.common.tables import markdown_table
+    from scheduler.studies.online import stats as online_stats
+
+    with rule_log(log_path) as log:
+        curves = pl.concat([read_table(path) for path in curve_paths])
+        choices = pl.concat([read_table(path) for path in choice_paths], how="diagonal_relaxed")
+        totals = online_stats.run_totals(curves)
+        epsilon = online_stats.choose_epsilon(totals)
+        changes = online_stats.relative_changes(
+            totals, reference=reference, chosen_epsilon=epsilon, confidence=confidence,
+            seed=seed,
+        )  # fmt: skip
+        record = provenance(
+            {"reference": reference, "confidence": confidence, "seed": seed}, step="online"
+        )
+        write_csv(epsilon, outputs["epsilon_csv"], record)
+        write_markdown(
+            "# ε of the bandit, leave-one-trace-out majority vote\n\n" + markdown_table(epsilon),
+            outputs["epsilon_md"], record,
+        )  # fmt: skip
+        write_parquet(changes, outputs["changes_parquet"], record)
+        write_csv(changes, outputs["changes_csv"], record)
+        title = "# Relative total-wait change vs EASY(FCFS, 40 h) over the resampled traces\n\n"
+        fixed = markdown_table(online_stats.fixed_policy_table(changes))
+        write_markdown(title + "## Fixed policies\n\n" + fixed, outputs["fixed_md"], record)
+        write_markdown(
+            title + "## Strategies\n\n" + markdown_table(online_stats.strategy_table(changes)),
+            outputs["strategies_md"], record,
+        )  # fmt: skip
+        write_parquet(online_stats.improvement_curves(curves, reference=reference),
+                      outputs["improvement_parquet"], record)  # fmt: skip
+        # fixed policies never switch: shares are for the selectors
+        selectors = choices.filter(pl.col("period") != "none")
+        write_parquet(online_stats.choice_shares(selectors), outputs["shares_parquet"], record)
+        log(f"{totals.height} runs over {totals['trace'].n_unique()} traces summarised")
+
+
+#: Selectors whose choices the ``choice_shares`` figure shows, the first one run (beside the
+#: bandit with the leave-one-trace-out ε).
+CHOICE_SHARE_SELECTORS = ("noisy", "full")
+
+
+def draws_choice_shares(specs: Sequence[str]) -> bool:
+    """Whether an online study running these selector specs has a ``choice_shares`` figure:
+    one of :data:`CHOICE_SHARE_SELECTORS` or a bandit is among them."""
+    shown = {*CHOICE_SHARE_SELECTORS, "bandit"}
+    return any(parse_spec(spec)[0] in shown for spec in specs)
+
+
+def online_figure(
+    figure: str,
+    trace: str,
+    improvement_path: str,
+    shares_path: str,
+    changes_path: str,
+    png_path: str,
+    pdf_path: str,
+    *,
+    log_path: str | None = None,
+) -> None:
+    """One figure of the online study for one trace: ``fixed_improvement``,
+    ``selector_improvement_<period>`` or ``choice_shares_<period>``."""
+    from scheduler.studies.common.figures import save_figure
+    from scheduler.studies.online import figures as online_plots
+    from scheduler.studies.online import stats as online_stats
+
+    with rule_log(log_path) as log:
+        changes = read_table(changes_path).filter(pl.col("trace") == trace)
+        improvement = read_table(improvement_path)
+        kind, _, period = figure.rpartition("_")
+        bandit_rows = changes.filter(
+            (pl.col("strategy") == online_stats.LOTO_BANDIT) & (pl.col("period") == period)
+        )
+        bandit = bandit_rows["source"][0] if bandit_rows.height else None
+        best_rows = changes.filter(pl.col("strategy") == online_stats.BEST_FIXED)
+        best_fixed = best_rows["source"][0] if best_rows.height else None
+        if figure == "fixed_improvement":
+            plot = online_plots.fixed_improvement_plot(improvement, trace)
+        elif kind == "selector_improvement":
+            plot = online_plots.selector_improvement_plot(
+                improvement, trace, period=period, bandit=bandit, best_fixed=best_fixed
+            )
+        elif kind == "choice_shares":
+            shares = read_table(shares_path)
+            run = set(shares.filter((pl.col("trace") == trace) & (pl.col("period") == period))[
+                "strategy"])  # fmt: skip
+            # the noisy selector's choices (the study's figure); without it, the exact ones
+            panels = next(((name,) for name in CHOICE_SHARE_SELECTORS if name in run), ())
+            plot = online_plots.choice_share_plot(
+                shares, trace, strategies=panels, bandit=bandit, period=period
+            )
+        else:
+            raise ConfigurationError(f"unknown online figure {figure!r}")
+        record = provenance({"trace": trace, "figure": figure}, step="online_figure")
+        save_figure(plot, png_path, pdf_path, provenance=flat_record(record))
+        log(f"{trace}: {figure} drawn")

@@ -1,0 +1,247 @@
+"""The queue-tuning study's workflow steps (one function per rule of
+``workflow/rules/tuning.smk``): simulate batches of weeks, aggregate, tables, figures."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+from scheduler.core.errors import ConfigurationError
+from scheduler.core.provenance import (
+    provenance,
+    write_csv,
+    write_markdown,
+    write_parquet,
+)
+from scheduler.core.steps import flat_record, optional_path, read_table, rule_log
+from scheduler.sim.arrays import kernel_arrays
+from scheduler.studies.tuning.weeks import (
+    WEEKLY_COLUMNS,
+    simulate_weeks,
+    weeks_to_copy,
+)
+
+__all__ = [
+    "collect_weekly",
+    "simulate_batch",
+    "study_figure",
+    "summarize_trace",
+    "trace_figure",
+    "tuning_protocol",
+]
+
+
+def simulate_batch(
+    weeks_path: str,
+    out_path: str,
+    *,
+    trace: str,
+    split: str,
+    primary: str,
+    backfill: str,
+    threshold: str,
+    threshold_s: float,
+    unthresholded_path: str | Sequence[str] | None = None,
+    log_path: str | None = None,
+) -> None:
+    """Simulate one (primary, backfill, Θ) on every week of a batch; write weekly figures.
+
+    ``unthresholded_path``: the same batch simulated without threshold; its weeks whose MaxWait
+    is <= Θ are copied instead of simulated (exactly equal, see
+    :func:`scheduler.studies.tuning.weeks.simulate_weeks`). An empty list means none.
+    """
+    with rule_log(log_path) as log:
+        started = time.perf_counter()
+        weeks, procs = kernel_arrays("weeks", weeks_path)
+        unthresholded_path = optional_path(unthresholded_path)
+        unthresholded = None if unthresholded_path is None else read_table(unthresholded_path)
+        table = simulate_weeks(
+            weeks, procs, primary=primary, backfill=backfill, threshold=threshold,
+            threshold_s=threshold_s, trace=trace, split=split, unthresholded=unthresholded,
+        )  # fmt: skip
+        reused = 0
+        if unthresholded is not None:
+            reused = int(weeks_to_copy(unthresholded["max_wait_s"].to_numpy(), threshold_s).sum())
+        config = {"trace": trace, "split": split, "primary": primary, "backfill": backfill,
+                  "threshold": threshold, "weeks_file": os.fspath(weeks_path)}  # fmt: skip
+        write_parquet(table, out_path, provenance(config, step="simulate"))
+        elapsed_s = time.perf_counter() - started
+        log(f"{trace} {split} EASY-{primary}-{backfill} Θ={threshold}: {table.height} weeks "
+            f"({reused} copied from Θ=none), {int(table['jobs'].sum()):,} jobs, "
+            f"{elapsed_s:.2f} s")  # fmt: skip
+
+
+def _read_weekly(paths: Sequence[str]) -> pl.DataFrame:
+    if not paths:
+        raise ConfigurationError("no simulation results to aggregate")
+    tables = [read_table(path) for path in paths]
+    for path, table in zip(paths, tables, strict=True):
+        if dict(table.schema) != WEEKLY_COLUMNS:
+            raise ConfigurationError(f"{path}: not a weekly simulation table")
+    return pl.concat(tables)
+
+
+def collect_weekly(
+    sim_paths: Sequence[str],
+    out_path: str,
+    *,
+    trace: str,
+    baseline: Mapping[str, str],
+    log_path: str | None = None,
+) -> None:
+    """Gather a trace's simulated weeks into one table with values relative to the baseline."""
+    from scheduler.studies.tuning.stats import Baseline, add_relative_columns
+
+    with rule_log(log_path) as log:
+        weekly = _read_weekly(sim_paths)
+        relative = add_relative_columns(weekly, Baseline(**baseline))
+        record = provenance({"trace": trace, "baseline": dict(baseline)}, step="collect")
+        write_parquet(relative, out_path, record)
+        log(f"{trace}: {len(sim_paths)} simulation files, {relative.height:,} weekly rows")
+
+
+def summarize_trace(
+    weekly_path: str,
+    parquet_path: str,
+    csv_path: str,
+    markdown_path: str,
+    *,
+    trace: str,
+    baseline: Mapping[str, str],
+    log_path: str | None = None,
+) -> None:
+    """Per (split, pair, threshold) means, deciles and worst cases of one trace's weeks."""
+    from scheduler.studies.common.tables import markdown_table
+    from scheduler.studies.tuning.stats import Baseline, summarize_configs
+
+    with rule_log(log_path) as log:
+        summary = summarize_configs(read_table(weekly_path), Baseline(**baseline))
+        record = provenance({"trace": trace, "baseline": dict(baseline)}, step="summarize")
+        write_parquet(summary, parquet_path, record)
+        write_csv(summary, csv_path, record)
+        shown = summary.select(
+            "split", "primary", "backfill", "threshold", "weeks", "mean_relative_avg_wait",
+            "relative_avg_wait_d1", "relative_avg_wait_d9", "mean_avg_wait_s",
+            "worst_max_wait_s", "mean_max_wait_s", "mean_relative_avg_bsld",
+        )  # fmt: skip
+        title = f"# {trace}: policy pairs relative to the baseline\n\n"
+        write_markdown(title + markdown_table(shown), markdown_path, record)
+        log(f"{trace}: {summary.height} configurations summarised")
+
+
+def tuning_protocol(
+    weekly_paths: Sequence[str],
+    parquet_path: str,
+    csv_path: str,
+    markdown_path: str,
+    *,
+    baseline: Mapping[str, str],
+    confidence: float,
+    log_path: str | None = None,
+) -> None:
+    """The train/test protocol over every trace: learned pair per threshold, CIs, tests."""
+    from scheduler.studies.common.tables import markdown_table
+    from scheduler.studies.tuning.stats import Baseline, train_test_protocol
+
+    with rule_log(log_path) as log:
+        weekly = pl.concat([read_table(path) for path in weekly_paths])
+        protocol = train_test_protocol(weekly, Baseline(**baseline), confidence=confidence)
+        record = provenance({"baseline": dict(baseline), "confidence": confidence},
+                            step="protocol")  # fmt: skip
+        write_parquet(protocol, parquet_path, record)
+        write_csv(protocol, csv_path, record)
+        title = "# Learned policy pair per trace and threshold (train → test)\n\n"
+        p_values = [name for name in ("t_p_value", "sign_p_value", "p_holm") if name in protocol]
+        shown = protocol.with_columns(
+            pl.col(name).map_elements(lambda p: f"{p:.1e}", return_dtype=pl.String)
+            for name in p_values
+        )  # p-values in scientific notation: 0.000 would hide their size
+        write_markdown(title + markdown_table(shown), markdown_path, record)
+        log(f"{protocol.height} (trace, threshold) rows")
+
+
+#: Per-trace figures: name -> builder of (plots module, weekly table, summary table, trace,
+#: settings); the module is passed in so that it is imported only when a figure is drawn.
+_TRACE_FIGURES: dict[str, Callable[..., Any]] = {
+    "weekly_avg_wait": lambda plots, weekly, summary, trace, s: plots.weekly_avg_wait_plot(
+        weekly, trace, backfill=s["weekly_backfill"], threshold=s["baseline_threshold"],
+        weeks=s["weeks"], relative=False,
+    ),
+    "weekly_relative_avg_wait": lambda plots, weekly, summary, trace, s: plots.weekly_avg_wait_plot(
+        weekly, trace, backfill=s["weekly_backfill"], threshold=s["baseline_threshold"],
+        weeks=s["weeks"], relative=True,
+    ),
+    "pairs_worst_max_wait": lambda plots, weekly, summary, trace, s: plots.pair_scatter_plot(
+        summary, trace, threshold=s["baseline_threshold"], max_wait="worst"
+    ),
+    "pairs_mean_max_wait": lambda plots, weekly, summary, trace, s: plots.pair_scatter_plot(
+        summary, trace, threshold=s["baseline_threshold"], max_wait="mean"
+    ),
+    "backfill_by_primary": lambda plots, weekly, summary, trace, s: plots.backfill_facet_plot(
+        summary, trace, threshold=s["baseline_threshold"]
+    ),
+    "thresholded_primary": lambda plots, weekly, summary, trace, s: plots.threshold_comparison_plot(
+        summary, trace, backfill=s["thresholded_backfill"], threshold=s["threshold"]
+    ),
+}  # fmt: skip
+
+
+def trace_figure(
+    figure: str,
+    weekly_path: str,
+    summary_path: str,
+    png_path: str,
+    pdf_path: str,
+    *,
+    trace: str,
+    log_path: str | None = None,
+    **settings: Any,
+) -> None:
+    """Draw one per-trace figure of the tuning study (PNG and PDF)."""
+    from scheduler.studies.common.figures import save_figure
+    from scheduler.studies.tuning import figures as plots
+
+
+    with rule_log(log_path) as log:
+        if figure not in _TRACE_FIGURES:
+            raise ConfigurationError(f"unknown figure {figure!r}; known: {sorted(_TRACE_FIGURES)}")
+        plot = _TRACE_FIGURES[figure](
+            plots, read_table(weekly_path), read_table(summary_path), trace, settings
+        )
+        record = provenance({"trace": trace, "figure": figure, **settings}, step="figure")
+        save_figure(plot, png_path, pdf_path, provenance=flat_record(record))
+        log(f"{trace}: {figure} drawn")
+
+
+def study_figure(
+    figure: str,
+    protocol_path: str,
+    summary_paths: Sequence[str],
+    png_path: str,
+    pdf_path: str,
+    *,
+    threshold: str,
+    log_path: str | None = None,
+) -> None:
+    """Draw one figure over every trace: the protocol per threshold, or train → test pairs."""
+    from scheduler.studies.common.figures import save_figure
+    from scheduler.studies.tuning import figures as plots
+
+
+    with rule_log(log_path) as log:
+        if figure == "protocol_by_threshold":
+            plot = plots.protocol_threshold_plot(read_table(protocol_path))
+            size = {"height_in": 2.2 + 1.8 * read_table(protocol_path)["trace"].n_unique()}
+        elif figure == "train_test_pairs":
+            summary = pl.concat([read_table(path) for path in summary_paths])
+            plot = plots.train_test_pairs_plot(summary, threshold=threshold)
+            size = {"height_in": 5.0}
+        else:
+            raise ConfigurationError(f"unknown study figure {figure!r}")
+        record = provenance({"figure": figure, "threshold": threshold}, step="figure")
+        save_figure(plot, png_path, pdf_path, provenance=flat_record(record), **size)
+        log(f"{figure} drawn")

@@ -1,0 +1,160 @@
+"""The strong filter: keep only jobs a rigid-job EASY simulation can replay faithfully.
+
+:func:`strong_filter` applies four rules, in this order, to a copy of a trace:
+
+1. remove a job whose allocated or requested processor count exceeds the machine;
+2. when exactly one of the two counts is <= 0 (unknown), set it to the other ("repaired");
+   when both are, remove the job;
+3. remove a job whose run time is <= 0 s or whose submit time is < 0 s;
+4. remove a job whose requested time is <= 0 s or shorter than its run time.
+
+The survivors are sorted by (submit time, job number), stably. Each job is counted under the
+first rule that removes it, so ``jobs_in - removed == jobs_out`` always holds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from scheduler.core.atomic import atomic_write_bytes
+from scheduler.traces.swf import Trace
+
+__all__ = ["FilterReport", "strong_filter"]
+
+
+@dataclass(frozen=True)
+class FilterReport:
+    """What :func:`strong_filter` did to a trace (counts of jobs).
+
+    Attributes
+    ----------
+    jobs_in
+        Jobs before filtering.
+    jobs_out
+        Jobs after filtering.
+    removed_procs_exceed_machine
+        Rule 1: allocated or requested processors > ``machine_procs``.
+    repaired_procs
+        Rule 2: jobs (surviving rule 1) whose one unknown processor count was set to the
+        other. Repaired jobs may still be removed by rules 3 and 4.
+    removed_no_procs
+        Rule 2: both processor counts <= 0.
+    removed_bad_runtime_or_submit
+        Rule 3: run time <= 0 s or submit time < 0 s.
+    removed_bad_requested_time
+        Rule 4: requested time <= 0 s or shorter than the run time.
+    machine_procs
+        Machine size used by rule 1, processors.
+    source_path
+        File the trace was read from, or ``None``.
+    """
+
+    jobs_in: int
+    jobs_out: int
+    removed_procs_exceed_machine: int
+    repaired_procs: int
+    removed_no_procs: int
+    removed_bad_runtime_or_submit: int
+    removed_bad_requested_time: int
+    machine_procs: int
+    source_path: str | None
+
+    @property
+    def removed(self) -> int:
+        """Jobs removed by all rules together (``jobs_in - jobs_out``)."""
+        return (
+            self.removed_procs_exceed_machine
+            + self.removed_no_procs
+            + self.removed_bad_runtime_or_submit
+            + self.removed_bad_requested_time
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as a JSON-ready dictionary (field name -> value)."""
+        return dataclasses.asdict(self)
+
+    def write_json(self, path: str | os.PathLike[str]) -> None:
+        """Write the report as JSON (indent 2, sorted keys), atomically.
+
+        Parameters
+        ----------
+        path
+            Output file; replaced atomically.
+        """
+        text = json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+        atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def strong_filter(trace: Trace) -> tuple[Trace, FilterReport]:
+    """Apply the strong filter (see the module docstring) to a copy of ``trace``.
+
+    Parameters
+    ----------
+    trace
+        The trace; not modified. ``trace.machine_procs`` (processors) bounds rule 1.
+
+    Returns
+    -------
+    filtered : Trace
+        The surviving jobs sorted by (``submit_s``, ``job_id``), stably; same header, machine
+        size and path.
+    report : FilterReport
+        Counts per rule; ``jobs_in - report.removed == jobs_out``.
+    """
+    machine_procs = trace.machine_procs
+    jobs = trace.jobs
+    jobs_in = jobs.height
+
+    jobs, removed_exceed = _remove(
+        jobs, (pl.col("alloc_procs") > machine_procs) | (pl.col("req_procs") > machine_procs)
+    )
+    jobs, repaired, removed_no_procs = _repair_procs(jobs)
+    jobs, removed_runtime = _remove(jobs, (pl.col("run_s") <= 0) | (pl.col("submit_s") < 0))
+    jobs, removed_requested = _remove(
+        jobs, (pl.col("req_time_s") <= 0) | (pl.col("req_time_s") < pl.col("run_s"))
+    )
+    jobs = jobs.sort(["submit_s", "job_id"], maintain_order=True)
+
+    report = FilterReport(
+        jobs_in=jobs_in,
+        jobs_out=jobs.height,
+        removed_procs_exceed_machine=removed_exceed,
+        repaired_procs=repaired,
+        removed_no_procs=removed_no_procs,
+        removed_bad_runtime_or_submit=removed_runtime,
+        removed_bad_requested_time=removed_requested,
+        machine_procs=machine_procs,
+        source_path=trace.path,
+    )
+    return trace.with_jobs(jobs), report
+
+
+def _remove(jobs: pl.DataFrame, condition: pl.Expr) -> tuple[pl.DataFrame, int]:
+    """Drop the rows where ``condition`` holds; return the rest and how many were dropped."""
+    kept = jobs.filter(~condition)
+    return kept, jobs.height - kept.height
+
+
+def _repair_procs(jobs: pl.DataFrame) -> tuple[pl.DataFrame, int, int]:
+    """Rule 2: fill one unknown (<= 0) processor count from the other; drop jobs with none.
+
+    Returns
+    -------
+    jobs, number repaired, number removed.
+    """
+    alloc_known = pl.col("alloc_procs") > 0
+    req_known = pl.col("req_procs") > 0
+    repaired = jobs.select((alloc_known ^ req_known).sum()).item()
+    jobs, removed = _remove(jobs, ~alloc_known & ~req_known)
+    # Both expressions read the columns as they were before this call (with_columns semantics).
+    jobs = jobs.with_columns(
+        pl.when(alloc_known).then(pl.col("alloc_procs")).otherwise(pl.col("req_procs")),
+        pl.when(req_known).then(pl.col("req_procs")).otherwise(pl.col("alloc_procs")),
+    )
+    return jobs, int(repaired), removed

@@ -1,0 +1,231 @@
+"""Train/test split and per-user weekly resampling of a filtered trace.
+
+The queue-tuning studies never simulate a log as it was recorded: they cut it at its temporal
+midpoint into a *train* and a *test* part, and from each part draw many synthetic weeks that keep
+the habits of every user while breaking the unique sequence of the log.
+
+A resampled week (method ``"uniform"``) is built like this. Week ``k`` of a source part is the
+interval ``[t0 + k·W, t0 + (k+1)·W)`` with ``t0`` the part's first submit time and ``W`` one week
+(604,800 s); only the ``K = floor(span / W)`` complete weeks are used (``span`` = last − first
+submit time of the part, so at most the trailing partial week is never drawn). Every user who
+submitted at least one job in the part draws one source week uniformly in ``0..K-1``; the user's
+jobs of that week enter the new week with their offset inside the week unchanged (submit time in
+``[0, W)`` seconds from the week's start). Users with SWF user id -1 (unknown) count as one user.
+
+Method ``"permutation"``: each user's K weeks are shuffled without replacement, once per cycle
+of K resampled weeks, and resampled week ``i`` takes the user's week ``π_u[i mod K]``; within a
+cycle no user-week is used twice.
+
+Seeds: resampled week ``i`` of (trace, split) uses ``SeedSequence([seed, h(trace), h(split),
+i])`` for ``"uniform"`` and ``SeedSequence([seed, h(trace), h(split), i // K])`` for the shared
+permutation of its cycle, where ``h`` is the first 8 bytes of SHA-256 of the UTF-8 name. A week is
+therefore the same on every machine and in every rerun, whatever other weeks are drawn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Literal
+
+import numpy as np
+import polars as pl
+
+from scheduler.core.constants import WEEK_S
+from scheduler.core.errors import ConfigurationError
+
+__all__ = [
+    "RESAMPLING_METHODS",
+    "SPLITS",
+    "WEEK_COLUMNS",
+    "name_hash",
+    "resample_weeks",
+    "split_at_midpoint",
+    "week_seed",
+]
+
+SPLITS = ("train", "test")
+RESAMPLING_METHODS = ("uniform", "permutation")
+ResamplingMethod = Literal["uniform", "permutation"]
+
+#: Columns of a resampled-weeks table, in order. ``job_id`` is 1..n inside each week, in
+#: (submit time, source job number) order; ``submit_s`` is the offset in the week (s, [0, W)).
+WEEK_COLUMNS = (
+    "week_index",
+    "job_id",
+    "submit_s",
+    "run_s",
+    "alloc_procs",
+    "req_procs",
+    "req_time_s",
+    "user_id",
+    "source_week",
+    "source_job_id",
+)
+
+
+def split_at_midpoint(jobs: pl.DataFrame, *, name: str = "trace") -> dict[str, pl.DataFrame]:
+    """Cut a job table at the midpoint of its first and last submit times.
+
+    ``train`` holds the jobs submitted strictly before ``(first + last) / 2`` (s), ``test`` the
+    others; both keep the table's columns and row order. Raises ConfigurationError naming
+    ``name`` when the table is empty or a part would be empty.
+    """
+    if jobs.height == 0:
+        raise ConfigurationError(f"{name}: no jobs to split (the filtered trace is empty)")
+    first, last = jobs["submit_s"].min(), jobs["submit_s"].max()
+    midpoint = (float(first) + float(last)) / 2.0  # type: ignore[arg-type]
+    parts = {
+        "train": jobs.filter(pl.col("submit_s") < midpoint),
+        "test": jobs.filter(pl.col("submit_s") >= midpoint),
+    }
+    for split, part in parts.items():
+        if part.height == 0:
+            raise ConfigurationError(
+                f"{name}: the {split} split is empty (all jobs submitted at {first} s)"
+            )
+    return parts
+
+
+def name_hash(name: str) -> int:
+    """A stable 64-bit integer of a name (first 8 bytes of its SHA-256), for seed sequences."""
+    return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "little")
+
+
+def week_seed(seed: int, trace: str, split: str, index: int) -> np.random.SeedSequence:
+    """The seed sequence of draw ``index`` of (trace, split) under the global ``seed``."""
+    if seed < 0 or index < 0:
+        raise ConfigurationError(f"seed and index must be >= 0, got {seed}, {index}")
+    return np.random.SeedSequence([seed, name_hash(trace), name_hash(split), index])
+
+
+class _UserWeeks:
+    """The source part indexed by (user, source week): rows of each group are contiguous."""
+
+    def __init__(self, jobs: pl.DataFrame, name: str) -> None:
+        if jobs.height == 0:
+            raise ConfigurationError(f"{name}: the source part has no jobs")
+        submit = jobs["submit_s"].to_numpy().astype(np.float64)
+        t0 = float(submit.min())
+        self.weeks = int((float(submit.max()) - t0) // WEEK_S)
+        if self.weeks < 1:
+            raise ConfigurationError(
+                f"{name}: spans less than one complete week "
+                f"({(float(submit.max()) - t0) / 86400:.1f} days); cannot resample weeks"
+            )
+        week = np.floor((submit - t0) / WEEK_S).astype(np.int64)
+        users, user_index = np.unique(jobs["user_id"].to_numpy(), return_inverse=True)
+        self.users = len(users)
+        keep = week < self.weeks  # the trailing partial week is never drawn
+        group = user_index.astype(np.int64) * self.weeks + week
+        order = np.lexsort((jobs["job_id"].to_numpy(), submit, np.where(keep, group, -1)))
+        order = order[keep[order]]
+        self.rows = order
+        self.offset_s = (submit - t0 - week * WEEK_S)[order]
+        self.week_of_row = week[order]
+        counts = np.bincount(group[order], minlength=self.users * self.weeks)
+        self.count = counts
+        self.start = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        self.table = jobs
+
+    def rows_for(self, chosen_week: np.ndarray) -> np.ndarray:
+        """Positions (into ``self.rows``) of every user's jobs in its chosen source week."""
+        group = np.arange(self.users, dtype=np.int64) * self.weeks + chosen_week
+        count = self.count[group]
+        start = self.start[group]
+        total = int(count.sum())
+        # expand each (start, count) run into consecutive positions without a Python loop
+        run_start = np.repeat(start - np.concatenate(([0], np.cumsum(count)[:-1])), count)
+        return run_start + np.arange(total, dtype=np.int64)
+
+
+def _choose_weeks(
+    source: _UserWeeks, method: str, seed: int, trace: str, split: str, index: int
+) -> np.ndarray:
+    if method == "uniform":
+        rng = np.random.default_rng(week_seed(seed, trace, split, index))
+        return rng.integers(0, source.weeks, size=source.users)
+    cycle, position = divmod(index, source.weeks)
+    rng = np.random.default_rng(week_seed(seed, trace, split, cycle))
+    permutations = rng.permuted(
+        np.tile(np.arange(source.weeks, dtype=np.int64), (source.users, 1)), axis=1
+    )
+    return permutations[:, position]
+
+
+def resample_weeks(
+    jobs: pl.DataFrame,
+    indices: range | list[int],
+    *,
+    seed: int,
+    trace: str,
+    split: str,
+    method: ResamplingMethod = "uniform",
+) -> pl.DataFrame:
+    """Resampled weeks ``indices`` of one source part, stacked in one table.
+
+    Parameters
+    ----------
+    jobs
+        The source part (train or test) with the SWF columns ``job_id, submit_s, run_s,
+        alloc_procs, req_procs, req_time_s, user_id``.
+    indices
+        Which resampled weeks to build (week numbers >= 0); week ``i`` does not depend on the
+        others, so any batch of weeks can be built on its own.
+    seed, trace, split
+        Where the randomness comes from (see the module docstring).
+    method
+        ``"uniform"`` (a source week drawn independently per user and week) or
+        ``"permutation"`` (each user's weeks shuffled without replacement).
+
+    Returns
+    -------
+    pl.DataFrame
+        Columns :data:`WEEK_COLUMNS`, sorted by (``week_index``, ``submit_s``, ``job_id``).
+
+    Raises
+    ------
+    ConfigurationError
+        Unknown method, a part shorter than a week, or a resampled week with no jobs (every user
+        drew a week in which it submitted nothing).
+    """
+    if method not in RESAMPLING_METHODS:
+        raise ConfigurationError(
+            f"unknown resampling method {method!r}; choose one of {list(RESAMPLING_METHODS)}"
+        )
+    name = f"{trace} {split}"
+    source = _UserWeeks(jobs, name)
+    picked = source.table.select("run_s", "alloc_procs", "req_procs", "req_time_s", "user_id")
+    ordered = sorted(int(i) for i in indices)
+    if len(set(ordered)) != len(ordered):
+        raise ConfigurationError(f"{name}: a resampled week index is listed twice")
+    weeks = []
+    for index in ordered:
+        chosen = _choose_weeks(source, method, seed, trace, split, int(index))
+        positions = source.rows_for(chosen)
+        if positions.size == 0:
+            raise ConfigurationError(
+                f"{name}: resampled week {index} has no jobs (each of the {source.users} users "
+                f"drew a week in which it submitted nothing); use a longer trace or another seed"
+            )
+        rows = source.rows[positions]
+        week = picked[rows].with_columns(
+            pl.lit(int(index), dtype=pl.Int64).alias("week_index"),
+            pl.Series("submit_s", source.offset_s[positions], dtype=pl.Float64),
+            pl.Series("source_week", source.week_of_row[positions], dtype=pl.Int64),
+            pl.Series("source_job_id", source.table["job_id"].to_numpy()[rows], dtype=pl.Int64),
+        )
+        week = week.sort("submit_s", "source_job_id").with_columns(
+            pl.int_range(1, week.height + 1, dtype=pl.Int64).alias("job_id")
+        )
+        weeks.append(week.select(WEEK_COLUMNS))
+    if not weeks:
+        return pl.DataFrame(schema={c: _week_dtype(c, jobs) for c in WEEK_COLUMNS})
+    return pl.concat(weeks, how="vertical_relaxed")
+
+
+def _week_dtype(column: str, jobs: pl.DataFrame) -> pl.DataType:
+    if column in ("week_index", "job_id", "source_week", "source_job_id"):
+        return pl.Int64()
+    if column == "submit_s":
+        return pl.Float64()
+    return jobs.schema[column]

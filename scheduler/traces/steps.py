@@ -1,0 +1,114 @@
+"""The workflow steps that prepare traces: download, strong filter, train/test split, weekly
+resampling (one function per Snakemake rule of ``workflow/rules/traces.smk``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from scheduler.core.errors import ConfigurationError
+from scheduler.core.provenance import (
+    provenance,
+    write_json,
+    write_parquet,
+)
+from scheduler.core.steps import procs_metadata, read_table, rule_log, table_machine_procs
+from scheduler.traces.download import TraceSource, fetch_trace
+from scheduler.traces.filters import strong_filter
+from scheduler.traces.resample import resample_weeks, split_at_midpoint
+from scheduler.traces.swf import read_swf
+
+__all__ = [
+    "download_trace",
+    "filter_trace",
+    "resample_batch",
+    "split_trace",
+]
+
+
+def download_trace(
+    *,
+    trace: str,
+    url: str,
+    sha256: str | None,
+    destination: str,
+    report_path: str,
+    mirror_dirs: Sequence[str] = (),
+    offline: bool = False,
+    retries: int = 3,
+    timeout_s: float = 60.0,
+    log_path: str | None = None,
+) -> None:
+    """Fetch a trace (mirror first, then the archive) and record where it came from."""
+    with rule_log(log_path) as log:
+        report = fetch_trace(
+            TraceSource(trace, url, sha256), destination,
+            mirror_dirs=mirror_dirs, offline=offline, retries=retries, timeout_s=timeout_s,
+            log=log,
+        )  # fmt: skip
+        record = provenance({"trace": trace, "url": url, "sha256": sha256}, step="download")
+        write_json(report.to_dict(), report_path, record)
+        log(f"{trace}: {report.bytes:,} bytes from {report.origin}, sha256 {report.sha256}")
+
+
+def filter_trace(
+    swf_path: str,
+    filtered_path: str,
+    report_path: str,
+    *,
+    trace: str,
+    machine_procs: int | None = None,
+    log_path: str | None = None,
+) -> None:
+    """Read an SWF log, apply the strong filter, write the jobs (parquet) and the report."""
+    with rule_log(log_path) as log:
+        raw = read_swf(swf_path, machine_procs=machine_procs)
+        filtered, report = strong_filter(raw)
+        if filtered.jobs.height == 0:
+            raise ConfigurationError(f"{trace}: the strong filter removed every job of {swf_path}")
+        record = provenance({"trace": trace, "machine_procs": machine_procs}, step="filter")
+        write_parquet(filtered.jobs, filtered_path, record, procs_metadata(filtered.machine_procs))
+        write_json(report.to_dict(), report_path, record)
+        log(f"{trace}: {report.jobs_in:,} jobs read, {report.jobs_out:,} kept "
+            f"on {filtered.machine_procs:,} processors")  # fmt: skip
+
+
+def split_trace(
+    filtered_path: str, train_path: str, test_path: str, *, trace: str, log_path: str | None = None
+) -> None:
+    """Cut the filtered jobs at their temporal midpoint into train and test parts."""
+    with rule_log(log_path) as log:
+        jobs = read_table(filtered_path)
+        procs = table_machine_procs(filtered_path)
+        parts = split_at_midpoint(jobs, name=trace)
+        for split, path in (("train", train_path), ("test", test_path)):
+            record = provenance({"trace": trace, "split": split}, step="split")
+            write_parquet(parts[split], path, record, procs_metadata(procs))
+            log(f"{trace} {split}: {parts[split].height:,} jobs")
+
+
+def resample_batch(
+    split_path: str,
+    out_path: str,
+    *,
+    trace: str,
+    split: str,
+    first_week: int,
+    last_week: int,
+    seed: int,
+    method: str = "uniform",
+    log_path: str | None = None,
+) -> None:
+    """Build resampled weeks ``first_week..last_week`` (inclusive) of one split."""
+    with rule_log(log_path) as log:
+        jobs = read_table(split_path)
+        weeks = resample_weeks(
+            jobs, range(first_week, last_week + 1), seed=seed, trace=trace, split=split,
+            method=method,
+        )  # fmt: skip
+        config = {"trace": trace, "split": split, "first_week": first_week,
+                  "last_week": last_week, "seed": seed, "method": method}  # fmt: skip
+        write_parquet(
+            weeks, out_path, provenance(config, step="resample"),
+            procs_metadata(table_machine_procs(split_path)),
+        )  # fmt: skip
+        log(f"{trace} {split}: weeks {first_week}-{last_week}, {weeks.height:,} jobs")

@@ -1,0 +1,780 @@
+"""Read and write workload logs in the Standard Workload Format (SWF).
+
+An SWF file holds header/comment lines that start with ``;`` (``; MaxProcs: 100``) and one line
+per job with 18 whitespace-separated numbers (see :data:`scheduler.core.constants.SWF_FIELDS`).
+:func:`read_swf` turns a file (plain or gzipped) into a :class:`Trace`: a polars table of the
+jobs, the parsed header and the machine size in processors. :func:`write_swf` writes a trace back
+so that reading it again gives the same table and header (lossless round trip).
+
+Reading is vectorised. A fast path normalises the whitespace of the whole file at once and hands
+it to polars' CSV parser; when that path meets anything unusual (a parse error, a missing field,
+a non-finite number) the file is read again by a slower, line-aware path that finds the first bad
+line and names its file, line number and field in a :class:`~scheduler.core.errors.TraceFormatError`
+(or, in lenient mode, skips and counts the bad lines). Both paths accept the same files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import numbers
+import os
+import re
+import warnings
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from scheduler.core.atomic import atomic_write_bytes
+from scheduler.core.constants import SWF_COLUMNS, SWF_SCHEMA
+from scheduler.core.errors import ConfigurationError, TraceFormatError
+
+__all__ = [
+    "SWF_FIELD_COUNT",
+    "SwfHeader",
+    "Trace",
+    "read_swf",
+    "write_swf",
+]
+
+#: Number of whitespace-separated fields of an SWF job line.
+SWF_FIELD_COUNT = len(SWF_COLUMNS)
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_UTF8_BOM = b"\xef\xbb\xbf"
+#: Bytes that separate fields inside a line (ASCII whitespace except the newline).
+_INLINE_WHITESPACE = b" \t\r\x0b\x0c"
+_TO_SPACE = bytes.maketrans(b"\t\r\x0b\x0c", b"    ")
+_SPACE = ord(" ")
+_NEWLINE = ord("\n")
+
+#: ``; Key: value`` — SWF keys are capitalised words; ``://`` after the colon is a URL, not a key.
+_HEADER_PAIR = re.compile(r"^[ \t]*;[ \t]*([A-Z][A-Za-z0-9_]*)[ \t]*:(?!//)(.*)$")
+#: A leading integer, optionally followed by a comment: ``338 (batch partition; 512 total)``.
+_LEADING_INTEGER = re.compile(r"^([+-]?\d+)(?:\s+\S.*)?$")
+_INT_HEADER_KEYS = {
+    "MaxProcs": "max_procs",
+    "MaxNodes": "max_nodes",
+    "UnixStartTime": "unix_start_time",
+}
+_STR_HEADER_KEYS = {
+    "TimeZoneString": "time_zone_string",
+    "Version": "version",
+    "Computer": "computer",
+}
+
+#: Reasons a job line is rejected (keys of :attr:`Trace.skipped` in lenient mode).
+REASON_UNDECODABLE = "undecodable bytes"
+REASON_FIELD_COUNT = "wrong field count"
+REASON_NON_NUMERIC = "non-numeric value"
+REASON_NON_INTEGRAL = "non-integral value"
+REASON_OUT_OF_RANGE = "integer out of range"
+_CODE_REASONS = {1: REASON_NON_NUMERIC, 2: REASON_NON_INTEGRAL, 3: REASON_OUT_OF_RANGE}
+_INT64_LIMIT = 2.0**63
+_REST = "_rest"
+
+
+# --------------------------------------------------------------------------------------------
+# Header
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SwfHeader:
+    """The header (``;`` comment lines) of an SWF file.
+
+    Attributes
+    ----------
+    max_procs
+        ``MaxProcs``: processors of the machine (leading integer of the value), or ``None``.
+    max_nodes
+        ``MaxNodes``: nodes of the machine, or ``None``.
+    unix_start_time
+        ``UnixStartTime``: the log's time origin, seconds since the Unix epoch, or ``None``.
+    time_zone_string
+        ``TimeZoneString``, e.g. ``"Europe/Stockholm"``, or ``None``.
+    version
+        ``Version`` of the SWF, e.g. ``"2.2"``, or ``None``.
+    computer
+        ``Computer``, e.g. ``"IBM SP2"``, or ``None``.
+    fields
+        Every ``; Key: value`` pair in file order, key and value stripped. When a key repeats
+        (``Queue``, ``Note``), the first value is kept here; :meth:`values` gives all of them.
+    lines
+        Every header/comment line verbatim (without its line terminator), in file order.
+    """
+
+    max_procs: int | None = None
+    max_nodes: int | None = None
+    unix_start_time: int | None = None
+    time_zone_string: str | None = None
+    version: str | None = None
+    computer: str | None = None
+    fields: dict[str, str] = field(default_factory=dict)
+    lines: tuple[str, ...] = ()
+
+    @classmethod
+    def from_lines(
+        cls,
+        lines: Iterable[str],
+        path: str | os.PathLike[str] | None = None,
+        *,
+        line_numbers: Sequence[int] | None = None,
+    ) -> SwfHeader:
+        """Parse header lines.
+
+        Parameters
+        ----------
+        lines
+            Header lines, each starting with ``;`` (after optional whitespace), without line
+            terminators.
+        path
+            The file they come from, for error messages.
+        line_numbers
+            1-based line number of each line in its file; defaults to 1, 2, 3, ...
+
+        Returns
+        -------
+        SwfHeader
+
+        Raises
+        ------
+        TraceFormatError
+            A line does not start with ``;``, or ``MaxProcs``, ``MaxNodes`` or
+            ``UnixStartTime`` does not hold an integer (names the file, line and key).
+        """
+        where = "<header>" if path is None else str(path)
+        lines = tuple(lines)
+        numbers_ = tuple(line_numbers) if line_numbers is not None else range(1, len(lines) + 1)
+        pairs: dict[str, str] = {}
+        first_line: dict[str, int] = {}
+        for text, number in zip(lines, numbers_, strict=True):
+            if not text.lstrip(" \t\r\x0b\x0c").startswith(";"):
+                raise TraceFormatError(
+                    where, f"expected a header line starting with ';', found {text!r}", line=number
+                )
+            match = _HEADER_PAIR.match(text)
+            if match is not None and match.group(1) not in pairs:
+                pairs[match.group(1)] = match.group(2).strip()
+                first_line[match.group(1)] = number
+        typed: dict[str, int | str | None] = {}
+        for key, attribute in _INT_HEADER_KEYS.items():
+            if key in pairs:
+                typed[attribute] = _header_integer(pairs[key], where, first_line[key], key)
+        for key, attribute in _STR_HEADER_KEYS.items():
+            typed[attribute] = pairs.get(key) or None
+        return cls(fields=pairs, lines=lines, **typed)  # type: ignore[arg-type]
+
+    def values(self, key: str) -> tuple[str, ...]:
+        """All values of a header key, in file order (``Queue`` and ``Note`` repeat).
+
+        Parameters
+        ----------
+        key
+            Header key, e.g. ``"Queue"``.
+
+        Returns
+        -------
+        tuple of str
+            The stripped values; empty when the key is absent.
+        """
+        found = []
+        for text in self.lines:
+            match = _HEADER_PAIR.match(text)
+            if match is not None and match.group(1) == key:
+                found.append(match.group(2).strip())
+        return tuple(found)
+
+
+def _header_integer(value: str, path: str, line: int, key: str) -> int:
+    """The leading integer of a header value (``"338 (batch partition)"`` -> 338)."""
+    match = _LEADING_INTEGER.match(value)
+    if match is None:
+        raise TraceFormatError(
+            path, f"expected an integer header value, found {value!r}", line=line, field=key
+        )
+    return int(match.group(1))
+
+
+# --------------------------------------------------------------------------------------------
+# Trace
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Trace:
+    """A workload: the jobs of an SWF file, its header and the machine size.
+
+    Attributes
+    ----------
+    jobs
+        One row per job, in file order, with exactly the 18 columns of
+        :data:`scheduler.core.constants.SWF_FIELDS` and their dtypes (times in seconds, processors,
+        memory in kilobytes; -1 means unknown).
+    header
+        The parsed header.
+    machine_procs
+        Size of the machine, processors (resolved by :func:`read_swf`).
+    path
+        The file the trace was read from, or ``None``.
+    skipped
+        Lenient reading only: reason -> number of job lines skipped; empty when none.
+    """
+
+    jobs: pl.DataFrame
+    header: SwfHeader
+    machine_procs: int
+    path: str | None = None
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Check the jobs table's columns and dtypes and the machine size."""
+        _check_machine_procs(self.machine_procs)
+        if not isinstance(self.jobs, pl.DataFrame) or self.jobs.schema != pl.Schema(SWF_SCHEMA):
+            raise ConfigurationError(
+                "Trace.jobs must have exactly the 18 SWF columns with the dtypes of "
+                "scheduler.core.constants.SWF_SCHEMA; use Trace.with_jobs to convert a table"
+            )
+
+    def with_jobs(self, jobs: pl.DataFrame) -> Trace:
+        """Return a copy of this trace with other jobs (same header, machine size and path).
+
+        Parameters
+        ----------
+        jobs
+            A table with (at least) the 18 SWF columns; extra columns are dropped and numeric
+            columns are cast to the SWF dtypes.
+
+        Returns
+        -------
+        Trace
+
+        Raises
+        ------
+        ConfigurationError
+            A column is missing, not numeric, holds nulls, non-finite or (integer columns)
+            non-integral values.
+        """
+        return dataclasses.replace(self, jobs=_coerce_jobs(jobs))
+
+
+def _check_machine_procs(value: object) -> int:
+    """Validate a machine size (a positive integer, processors)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+        raise ConfigurationError(
+            f"machine_procs must be a positive integer (processors), got {value!r}"
+        )
+    return int(value)
+
+
+def _coerce_jobs(jobs: object) -> pl.DataFrame:
+    """Select the 18 SWF columns of ``jobs`` and cast them to the SWF dtypes, or raise."""
+    if not isinstance(jobs, pl.DataFrame):
+        raise ConfigurationError(f"expected a polars DataFrame of jobs, got {type(jobs).__name__}")
+    missing = [name for name in SWF_COLUMNS if name not in jobs.columns]
+    if missing:
+        raise ConfigurationError(
+            f"the jobs table lacks SWF column(s) {missing}; "
+            "expected the 18 columns of scheduler.core.constants.SWF_COLUMNS"
+        )
+    return jobs.select(_coerce_column(jobs, name, dtype) for name, dtype in SWF_SCHEMA.items())
+
+
+def _coerce_column(jobs: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Series:
+    """One SWF column of ``jobs`` with its SWF dtype, after checking it can be written."""
+    column = jobs.get_column(name)
+    source = column.dtype
+    if not source.is_numeric():
+        raise ConfigurationError(f"column {name} must be numeric, found dtype {source}")
+    if column.null_count():
+        raise ConfigurationError(f"column {name} holds {column.null_count()} null value(s)")
+    if source.is_float() and not column.is_finite().all():
+        raise ConfigurationError(f"column {name} holds non-finite values (NaN or infinity)")
+    if dtype.is_integer() and source.is_float():
+        whole = (column == column.floor()) & (column.abs() < _INT64_LIMIT)
+        if not whole.all():
+            raise ConfigurationError(f"integer column {name} holds non-integral values")
+    try:
+        return column.cast(dtype)
+    except pl.exceptions.PolarsError as exc:
+        raise ConfigurationError(f"column {name} cannot be cast to {dtype}: {exc}") from exc
+
+
+# --------------------------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------------------------
+
+
+def read_swf(
+    path: str | os.PathLike[str],
+    *,
+    machine_procs: int | None = None,
+    lenient: bool = False,
+    infer_machine_procs: bool = False,
+) -> Trace:
+    """Read an SWF workload log (``.swf`` or gzipped ``.swf.gz``).
+
+    Parameters
+    ----------
+    path
+        The file. Gzip is recognised by its magic bytes, whatever the suffix.
+    machine_procs
+        Machine size, processors; overrides the header (e.g. 80640 for the thin nodes of
+        CEA-Curie, whose header says 93312).
+    lenient
+        Skip malformed job lines instead of raising; :attr:`Trace.skipped` counts them by
+        reason and one warning summarises them.
+    infer_machine_procs
+        When neither ``machine_procs`` nor a positive ``MaxProcs``/``MaxNodes`` header is
+        available, use the largest allocated or requested processor count of any job (with a
+        warning) instead of raising.
+
+    Returns
+    -------
+    Trace
+        Jobs in file order (not sorted), header, machine size in processors.
+
+    Raises
+    ------
+    TraceFormatError
+        The file is missing, unreadable, a truncated or corrupt gzip, not UTF-8, has no job
+        lines, a job line has not 18 fields or a field is not a (finite) number or an integer
+        field holds a non-integral value (strict mode), a typed header value is not an integer,
+        or the machine size is unknown. The message names the file, the 1-based line of the
+        decompressed file (header and blank lines count) and the field.
+    ConfigurationError
+        ``machine_procs`` is not a positive integer.
+
+    Notes
+    -----
+    Machine size, in order: ``machine_procs``; header ``MaxProcs``; header ``MaxNodes`` (the
+    synthetic Lublin-256 log has only that); the jobs when ``infer_machine_procs``.
+    """
+    if machine_procs is not None:
+        machine_procs = _check_machine_procs(machine_procs)
+    where = str(path)
+    data = _load_bytes(path)
+    jobs, header_lines, skipped = _parse(data, where, lenient)
+    header = SwfHeader.from_lines(
+        (line for _, line in header_lines), where, line_numbers=[n for n, _ in header_lines]
+    )
+    _check_has_jobs(jobs, data, where, skipped)
+    if skipped:
+        _warn_skipped(where, skipped)
+    if machine_procs is None:
+        machine_procs = _resolve_machine_procs(header, jobs, where, infer_machine_procs)
+    return Trace(jobs=jobs, header=header, machine_procs=machine_procs, path=where, skipped=skipped)
+
+
+def _load_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The decompressed content of ``path``."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise TraceFormatError(path, "file not found; expected an SWF file") from None
+    except IsADirectoryError:
+        raise TraceFormatError(path, "is a directory; expected an SWF file") from None
+    except OSError as exc:
+        raise TraceFormatError(path, f"cannot read the file: {exc.strerror or exc}") from None
+    if data.startswith(_GZIP_MAGIC):
+        try:
+            data = gzip.decompress(data)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise TraceFormatError(
+                path, f"truncated or corrupt gzip data ({exc}); expected a complete gzip file"
+            ) from None
+    # A byte-order mark is not part of the first line (editors on Windows add one).
+    return data.removeprefix(_UTF8_BOM)
+
+
+def _parse(
+    data: bytes, path: str, lenient: bool
+) -> tuple[pl.DataFrame, list[tuple[int, str]], dict[str, int]]:
+    """Jobs, header lines as (1-based line number, text) and skipped counts of a file."""
+    text, replaced = _decode(data, path, lenient)
+    if replaced:
+        data = text.encode("utf-8")
+    normalised = _normalise_whitespace(data)
+    jobs = None if replaced else _parse_fast(normalised)
+    if jobs is not None:
+        return jobs, _header_lines_fast(data), {}
+    return _parse_by_line(text, normalised.decode("utf-8"), path, lenient)
+
+
+def _decode(data: bytes, path: str, lenient: bool) -> tuple[str, bool]:
+    """Decode UTF-8; in lenient mode replace bad bytes (second item: whether any were)."""
+    try:
+        return data.decode("utf-8"), False
+    except UnicodeDecodeError as exc:
+        if lenient:
+            return data.decode("utf-8", errors="replace"), True
+        line = data.count(b"\n", 0, exc.start) + 1
+        bad = data[exc.start : exc.end]
+        raise TraceFormatError(
+            path,
+            f"expected UTF-8 text, found undecodable byte(s) {bad!r} ({exc.reason})",
+            line=line,
+        ) from None
+
+
+def _check_has_jobs(jobs: pl.DataFrame, data: bytes, path: str, skipped: dict[str, int]) -> None:
+    """Raise when no job line is left."""
+    if jobs.height:
+        return
+    if skipped:
+        found = f"all {sum(skipped.values())} job lines are malformed ({_format_counts(skipped)})"
+    elif data.strip():
+        found = "only header/comment lines"
+    else:
+        found = "an empty file"
+    raise TraceFormatError(path, f"expected at least one job line, found {found}")
+
+
+def _resolve_machine_procs(header: SwfHeader, jobs: pl.DataFrame, path: str, infer: bool) -> int:
+    """Machine size from the header, or inferred from the jobs when allowed."""
+    for value in (header.max_procs, header.max_nodes):
+        if value is not None and value > 0:
+            return value
+    if not infer:
+        raise TraceFormatError(
+            path,
+            "expected a positive MaxProcs (or MaxNodes) header giving the machine size, found "
+            "none; pass machine_procs=<processors> or infer_machine_procs=True",
+            field="MaxProcs",
+        )
+    largest = jobs.select(pl.max_horizontal(pl.col("alloc_procs").max(), pl.col("req_procs").max()))
+    inferred = largest.item()
+    if inferred is None or inferred <= 0:
+        raise TraceFormatError(
+            path,
+            "cannot infer the machine size: no job has a positive processor count; "
+            "pass machine_procs=<processors>",
+            field="MaxProcs",
+        )
+    warnings.warn(
+        f"{path}: no MaxProcs or MaxNodes header; machine size inferred from the jobs as "
+        f"{inferred} processors (largest allocated or requested count)",
+        UserWarning,
+        stacklevel=3,
+    )
+    return int(inferred)
+
+
+def _warn_skipped(path: str, skipped: dict[str, int]) -> None:
+    """One warning summarising the job lines lenient mode skipped."""
+    warnings.warn(
+        f"{path}: skipped {sum(skipped.values())} malformed job line(s) "
+        f"({_format_counts(skipped)})",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+def _format_counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{reason}: {count}" for reason, count in counts.items())
+
+
+# Fast path ----------------------------------------------------------------------------------
+
+
+def _parse_fast(normalised: bytes) -> pl.DataFrame | None:
+    """Parse a well-formed file in one vectorised pass; ``None`` when anything looks wrong.
+
+    ``normalised`` is the file after :func:`_normalise_whitespace`, so that every job line reads
+    ``f1 f2 ... f18`` with single spaces; polars' multi-threaded CSV reader parses it with the
+    SWF schema, skipping ``;`` lines. Blank lines come back as all-null rows and are dropped.
+    Anything else unusual (a parse error, a missing field, NaN or infinity) returns ``None``,
+    and the caller re-reads the file line by line to report or skip the culprit precisely.
+    """
+    try:
+        jobs = pl.read_csv(
+            normalised,
+            has_header=False,
+            separator=" ",
+            comment_prefix=";",
+            quote_char=None,
+            schema=SWF_SCHEMA,
+        )
+    except Exception:  # any parse failure: the line-by-line path explains it
+        return None
+    jobs = jobs.filter(~pl.all_horizontal(pl.all().is_null()))
+    if jobs.height == 0 or sum(jobs.null_count().row(0)):
+        return None
+    finite = jobs.select(pl.col(pl.Float64).is_finite().all()).row(0)
+    return jobs if all(finite) else None
+
+
+def _normalise_whitespace(data: bytes) -> bytes:
+    """Collapse whitespace runs to one space; drop leading and trailing whitespace of lines."""
+    frame = pl.DataFrame({"b": np.frombuffer(data.translate(_TO_SPACE), dtype=np.uint8)})
+    byte = pl.col("b")
+    space = byte == _SPACE
+    # Keep a space only when the byte before it is neither a space nor a newline: this keeps
+    # the first space of each run and drops every run that opens a line.
+    frame = frame.filter(~space | ~(space | (byte == _NEWLINE)).shift(1, fill_value=True))
+    # A run that closed a line left one space before the newline (or the end of the file).
+    frame = frame.filter(~(space & (byte.shift(-1, fill_value=_NEWLINE) == _NEWLINE)))
+    return frame.to_series().to_numpy().tobytes()
+
+
+def _header_lines_fast(data: bytes) -> list[tuple[int, str]]:
+    """(1-based line number, text) of every line whose first non-blank byte is ``;``."""
+    found: list[tuple[int, str]] = []
+    line_number, counted_to = 1, 0
+    position = data.find(b";")
+    # Visits only the ';' bytes (a few dozen in a log), not every line.
+    while position != -1:
+        start = data.rfind(b"\n", 0, position) + 1
+        end = data.find(b"\n", position)
+        end = len(data) if end == -1 else end
+        if not data[start:position].strip(_INLINE_WHITESPACE):
+            line_number += data.count(b"\n", counted_to, start)
+            counted_to = start
+            found.append((line_number, data[start:end].decode("utf-8").removesuffix("\r")))
+        position = data.find(b";", end)
+    return found
+
+
+# Line-by-line path --------------------------------------------------------------------------
+
+
+def _parse_by_line(
+    text: str, normalised: str, path: str, lenient: bool
+) -> tuple[pl.DataFrame, list[tuple[int, str]], dict[str, int]]:
+    """Parse with a line number on every row; raise on (or, lenient, skip) bad job lines.
+
+    Parameters
+    ----------
+    text
+        The decoded file.
+    normalised
+        ``text`` after :func:`_normalise_whitespace` (same lines, single spaces).
+    path
+        The file, for messages.
+    lenient
+        Skip bad job lines instead of raising.
+
+    Returns
+    -------
+    jobs, header lines as (line number, text), skipped counts by reason.
+    """
+    lines = pl.DataFrame({"raw": text.split("\n"), "norm": normalised.split("\n")}).with_row_index(
+        "line", offset=1
+    )
+    is_header = pl.col("norm").str.starts_with(";")
+    header = lines.filter(is_header).select("line", pl.col("raw").str.strip_suffix("\r")).rows()
+    diagnosed = _diagnose(lines.filter(~is_header & (pl.col("norm") != "")))
+    bad = diagnosed.filter(pl.col("_reason").is_not_null())
+    if bad.height and not lenient:
+        raise _job_line_error(path, bad.row(0, named=True))
+    counts = bad.group_by("_reason", maintain_order=True).len().rows()  # first-seen order
+    jobs = diagnosed.filter(pl.col("_reason").is_null()).select(SWF_COLUMNS)
+    return jobs, [(int(n), raw) for n, raw in header], {reason: int(n) for reason, n in counts}
+
+
+def _diagnose(candidates: pl.DataFrame) -> pl.DataFrame:
+    """Split job lines into fields; parse each field and name the line's first problem.
+
+    Returns ``candidates`` with the 18 parsed SWF columns, the raw tokens (``_token_<name>``),
+    ``_reason`` (``None`` for a good line) and ``_field`` (the first bad field, if any).
+    """
+    tokens = candidates.select(
+        "line",
+        "raw",
+        "norm",
+        pl.col("norm")
+        .str.splitn(" ", SWF_FIELD_COUNT + 1)
+        .struct.rename_fields([f"_token_{name}" for name in SWF_COLUMNS] + [_REST])
+        .alias("_tokens"),
+    ).unnest("_tokens")
+    columns, codes = [], {}
+    for name, dtype in SWF_SCHEMA.items():
+        value, code = _parse_tokens(tokens.get_column(f"_token_{name}"), dtype)
+        columns.append(value.alias(name))
+        if code is not None:
+            codes[name] = code.alias(f"_code_{name}")
+    tokens = tokens.with_columns(*columns, *codes.values())
+    # Only fields with a problem somewhere have a code column; the first non-zero one wins.
+    first_code = pl.coalesce(
+        [pl.when(pl.col(f"_code_{n}") != 0).then(pl.col(f"_code_{n}")) for n in codes]
+        or [pl.lit(None, pl.Int32)]
+    )
+    first_field = pl.coalesce(
+        [pl.when(pl.col(f"_code_{n}") != 0).then(pl.lit(n)) for n in codes]
+        or [pl.lit(None, pl.String)]
+    )
+    field_count_ok = pl.col(f"_token_{SWF_COLUMNS[-1]}").is_not_null() & pl.col(_REST).is_null()
+    reason = (
+        pl.when(pl.col("raw").str.contains("\ufffd", literal=True))
+        .then(pl.lit(REASON_UNDECODABLE))
+        .when(~field_count_ok)
+        .then(pl.lit(REASON_FIELD_COUNT))
+        .otherwise(first_code.replace_strict(_CODE_REASONS, default=None, return_dtype=pl.String))
+    )
+    return tokens.with_columns(reason.alias("_reason"), first_field.alias("_field"))
+
+
+def _parse_tokens(tokens: pl.Series, dtype: pl.DataType) -> tuple[pl.Series, pl.Series | None]:
+    """Values of one field's tokens, and their problem codes (``None`` when all are fine).
+
+    Codes: 0 fine, 1 not a finite number, 2 not integral, 3 outside the signed 64-bit range.
+    A missing token (short line) is code 1; the field-count check reports such lines first.
+    """
+    if dtype.is_integer():
+        as_int = tokens.cast(pl.Int64, strict=False)
+        if as_int.null_count() == tokens.null_count():
+            return as_int, None  # the usual case: every present token is a plain integer
+    else:
+        as_float = tokens.cast(pl.Float64, strict=False)
+        if as_float.null_count() == tokens.null_count() and as_float.is_finite().all():
+            return as_float, None
+    value, code = _field_value_and_code(dtype)
+    parsed = pl.DataFrame({"token": tokens}).select(value.alias("value"), code.alias("code"))
+    return parsed.get_column("value"), parsed.get_column("code")
+
+
+def _field_value_and_code(dtype: pl.DataType) -> tuple[pl.Expr, pl.Expr]:
+    """Expressions of the parsed value and problem code of column ``token``."""
+    token = pl.col("token")
+    as_float = token.cast(pl.Float64, strict=False)
+    numeric = as_float.is_not_null() & as_float.is_finite()
+    if dtype.is_float():
+        return as_float, pl.when(numeric).then(0).otherwise(1)
+    as_int = token.cast(pl.Int64, strict=False)
+    integral = as_float == as_float.floor()
+    in_range = as_float.abs() < _INT64_LIMIT
+    # "1e3" or "3.0" in an integer field are whole numbers: accept them.
+    value = pl.coalesce(
+        as_int, pl.when(numeric & integral & in_range).then(as_float.cast(pl.Int64, strict=False))
+    )
+    code = (
+        pl.when(as_int.is_not_null())
+        .then(0)
+        .when(~numeric)
+        .then(1)
+        .when(~integral)
+        .then(2)
+        .when(~in_range)
+        .then(3)
+        .otherwise(0)
+    )
+    return value, code
+
+
+def _job_line_error(path: str, row: dict[str, object]) -> TraceFormatError:
+    """The error for the first bad job line (a row of :func:`_diagnose`)."""
+    line = int(row["line"])  # type: ignore[call-overload]
+    reason = row["_reason"]
+    if reason == REASON_UNDECODABLE:
+        return TraceFormatError(path, "expected UTF-8 text, found undecodable bytes", line=line)
+    if reason == REASON_FIELD_COUNT:
+        found = len(str(row["norm"]).split(" "))
+        return TraceFormatError(
+            path, f"expected {SWF_FIELD_COUNT} fields, found {found}: {row['norm']!r}", line=line
+        )
+    name = str(row["_field"])
+    token = row[f"_token_{name}"]
+    expected = {
+        REASON_NON_NUMERIC: "a finite number",
+        REASON_NON_INTEGRAL: "an integer",
+        REASON_OUT_OF_RANGE: "an integer within the signed 64-bit range",
+    }[str(reason)]
+    return TraceFormatError(path, f"expected {expected}, found {token!r}", line=line, field=name)
+
+
+# --------------------------------------------------------------------------------------------
+# Writing
+# --------------------------------------------------------------------------------------------
+
+
+def write_swf(
+    trace_or_jobs: Trace | pl.DataFrame,
+    path: str | os.PathLike[str],
+    *,
+    header: SwfHeader | None = None,
+    extra_header_lines: Sequence[str] = (),
+) -> None:
+    """Write jobs as an SWF file, atomically (gzipped when ``path`` ends with ``.gz``).
+
+    Parameters
+    ----------
+    trace_or_jobs
+        A :class:`Trace`, or a table with the 18 SWF columns (extra columns are ignored).
+    path
+        Output file; replaced atomically, never left half-written.
+    header
+        Header whose lines are written first, verbatim; defaults to the trace's header (none
+        for a bare table).
+    extra_header_lines
+        Lines written after the header, each prefixed with ``"; "`` unless it already starts
+        with ``;`` (e.g. provenance: ``"Filtered: strong filter"``).
+
+    Raises
+    ------
+    ConfigurationError
+        A column is missing or not writable (nulls, non-finite, non-integral integers), or a
+        header line is not a single ``;`` line. Nothing is written then.
+
+    Notes
+    -----
+    Job lines hold 18 right-aligned fields separated by spaces. Integers are written as
+    integers; floats as integers when integral, else in the shortest form that reads back to
+    the same float, so :func:`read_swf` returns an identical table.
+    """
+    if isinstance(trace_or_jobs, Trace):
+        jobs = _coerce_jobs(trace_or_jobs.jobs)
+        header = trace_or_jobs.header if header is None else header
+    else:
+        jobs = _coerce_jobs(trace_or_jobs)
+    lines = _header_block(header, extra_header_lines)
+    body = _job_lines(jobs)
+    if body:
+        lines.append(body)
+    payload = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+    if str(path).endswith(".gz"):
+        # mtime=0 keeps the output byte-identical across runs (stable checksums).
+        payload = gzip.compress(payload, compresslevel=6, mtime=0)
+    atomic_write_bytes(path, payload)
+
+
+def _header_block(header: SwfHeader | None, extra_lines: Sequence[str]) -> list[str]:
+    """The header lines to write, checked to be single ``;`` lines."""
+    if isinstance(extra_lines, str):
+        raise ConfigurationError("extra_header_lines must be a sequence of lines, not one string")
+    lines = list(header.lines) if header is not None else []
+    lines += [line if line.startswith(";") else f"; {line}" for line in extra_lines]
+    for line in lines:
+        if "\n" in line or "\r" in line or not line.lstrip(" \t\x0b\x0c").startswith(";"):
+            raise ConfigurationError(f"a header line must be one line starting with ';': {line!r}")
+    return lines
+
+
+def _job_lines(jobs: pl.DataFrame) -> str:
+    """The job lines of ``jobs`` (SWF dtypes, checked), joined by newlines."""
+    if jobs.height == 0:
+        return ""
+    texts = jobs.select(_number_text(name, dtype) for name, dtype in SWF_SCHEMA.items())
+    widths = texts.select(pl.all().str.len_chars().max()).row(0)
+    padded = [
+        pl.col(name).str.pad_start(width) for name, width in zip(SWF_COLUMNS, widths, strict=True)
+    ]
+    return texts.select(pl.concat_str(padded, separator=" ").str.join("\n")).item()
+
+
+def _number_text(name: str, dtype: pl.DataType) -> pl.Expr:
+    """Text of one column: integers as such, floats as integers when integral and not -0.0,
+    else polars' shortest round-trip representation."""
+    column = pl.col(name)
+    if dtype.is_integer():
+        return column.cast(pl.String)
+    negative_zero = (column == 0) & ((1.0 / column) < 0)
+    whole = (column == column.floor()) & (column.abs() < _INT64_LIMIT) & ~negative_zero
+    return (
+        pl.when(whole)
+        .then(column.cast(pl.Int64, strict=False).cast(pl.String))
+        .otherwise(column.cast(pl.String))
+    )

@@ -1,0 +1,100 @@
+"""The compiled simulator against the reference implementation (tests/naive.py), job by job.
+
+Hypothesis draws small workloads (integer seconds, so the two implementations' floating-point
+keys order alike), machine sizes, policy pairs, thresholds, reservation and outlive rules;
+start times must be identical, and so must the "started by backfilling" flags.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support.adapters import fast_simulation
+from support.naive import NaiveJob, naive_simulate
+
+from scheduler.policies import policy_names
+
+POLICIES = policy_names()
+THRESHOLDS = (None, 0.0, 5.0, 30.0, 120.0)
+
+
+@st.composite
+def workloads(draw, max_jobs: int = 14) -> tuple[list[NaiveJob], int]:
+    """(jobs, machine_procs): jobs with distinct, shuffled job numbers and clustered submits."""
+    machine_procs = draw(st.integers(1, 12))
+    n = draw(st.integers(1, max_jobs))
+    ids = draw(st.permutations(range(1, n + 1)))
+    jobs = []
+    for job_id in ids:
+        run = draw(st.integers(1, 60))
+        # estimates: exact, over-estimated, or under-estimated (exercises the outlive rules)
+        estimate = draw(st.one_of(st.just(run), st.integers(1, 120)))
+        requested = draw(st.one_of(st.just(estimate), st.integers(1, 150)))
+        jobs.append(
+            NaiveJob(
+                job_id=job_id,
+                submit_s=float(draw(st.integers(0, 80))),
+                procs=draw(st.integers(1, machine_procs)),
+                run_s=float(run),
+                estimate_s=float(estimate),
+                requested_s=float(requested),
+            )
+        )
+    return jobs, machine_procs
+
+
+def assert_same_schedule(jobs: list[NaiveJob], machine_procs: int, **kwargs) -> None:
+    expected = naive_simulate(jobs, machine_procs, **kwargs)
+    simulation = fast_simulation(jobs, machine_procs, **kwargs)
+    for job, start, backfilled in zip(jobs, simulation.start_s, simulation.backfilled, strict=True):
+        want = expected[job.job_id]
+        assert (start, bool(backfilled)) == (want.start_s, want.backfilled), (
+            f"job {job.job_id}: fast starts at {start} (backfilled={bool(backfilled)}), "
+            f"reference at {want.start_s} (backfilled={want.backfilled}) with {kwargs}"
+        )
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    workload=workloads(),
+    primary=st.sampled_from(POLICIES),
+    backfill=st.one_of(st.none(), st.sampled_from(POLICIES)),
+    threshold_s=st.sampled_from(THRESHOLDS),
+    reservation=st.sampled_from(["default", "classic"]),
+    outlive=st.sampled_from(["requested", "double"]),
+)
+def test_fast_equals_reference(workload, primary, backfill, threshold_s, reservation, outlive):
+    jobs, machine_procs = workload
+    assert_same_schedule(
+        jobs,
+        machine_procs,
+        primary=primary,
+        backfill=backfill,
+        threshold_s=threshold_s,
+        reservation=reservation,
+        outlive=outlive,
+    )
+
+
+@pytest.mark.parametrize("threshold_s", THRESHOLDS)
+@pytest.mark.parametrize("policy", POLICIES)
+def test_every_policy_on_a_busy_random_workload(policy, threshold_s):
+    # a longer, congested workload (queues of tens of jobs) per policy and threshold: the
+    # kernel's sorted lists, dead-entry compaction and sort fallbacks are all exercised
+    rng = np.random.default_rng(7)
+    n, machine_procs = 300, 32
+    run = rng.integers(1, 400, n)
+    estimate = np.maximum(run, rng.integers(1, 600, n))
+    submit = np.sort(rng.integers(0, 5000, n))
+    procs = rng.integers(1, machine_procs + 1, n)
+    jobs = [
+        NaiveJob(i + 1, float(submit[i]), int(procs[i]), float(run[i]), float(estimate[i]),
+                 float(estimate[i]))
+        for i in range(n)
+    ]  # fmt: skip
+    for backfill in (policy, "FCFS", None):
+        assert_same_schedule(
+            jobs, machine_procs, primary=policy, backfill=backfill, threshold_s=threshold_s
+        )

@@ -1,0 +1,315 @@
+"""The workflow configuration (scheduler.studies.common.config and the JSON schema) on the real
+config files: config/traces.yaml, config/config.yaml and config/full.yaml merged as the Snakefile
+does."""
+
+from __future__ import annotations
+
+import copy
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+from scheduler.core.errors import ConfigurationError
+from scheduler.studies.common.config import Threshold, TraceEntry
+from scheduler.studies.online.plan import online_plan, strategy_slug
+from scheduler.studies.tuning.plan import Batch, SimulationCase, tuning_plan
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG_DIR = ROOT / "config"
+SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+POLICIES7 = ("FCFS", "LCFS", "SPF", "LPF", "SQF", "LQF", "LEXP")
+HOUR = 3600.0
+
+
+def deep_merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for key, value in overlay.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def load(name: str) -> dict[str, Any]:
+    return yaml.safe_load((CONFIG_DIR / name).read_text())
+
+
+@pytest.fixture
+def config() -> dict[str, Any]:
+    return deep_merge(load("traces.yaml"), load("config.yaml"))
+
+
+@pytest.fixture
+def full_config(config) -> dict[str, Any]:
+    return deep_merge(config, load("full.yaml"))
+
+
+def with_tuning(config: dict[str, Any], **tuning: Any) -> dict[str, Any]:
+    return deep_merge(config, {"tuning": tuning})
+
+
+# --------------------------------------------------------------------------------------------
+# The default and full studies
+# --------------------------------------------------------------------------------------------
+
+
+def test_default_plan(config):
+    plan = tuning_plan(config)
+    assert plan.seed == 20261121
+    assert plan.resampling == "uniform"
+    assert plan.primary_policies == POLICIES7
+    assert plan.backfill_policies == POLICIES7
+    pairs = {(c.primary, c.backfill) for c in plan.cases()}
+    assert len(pairs) == 49
+    assert len(plan.cases()) == 49 * 6
+    assert len(set(plan.cases())) == len(plan.cases())
+    assert [t.label for t in plan.thresholds] == ["5h", "10h", "20h", "40h", "80h", "none"]
+    assert [t.seconds for t in plan.thresholds] == [
+        5 * HOUR, 10 * HOUR, 20 * HOUR, 40 * HOUR, 80 * HOUR, math.inf,
+    ]  # fmt: skip
+    assert plan.thresholds[0] == Threshold("5h", 18000.0)
+    assert plan.baseline == SimulationCase("FCFS", "FCFS", "none")
+    assert plan.threshold_seconds("20h") == 72000.0
+    assert plan.threshold_seconds("none") == math.inf
+    assert plan.confidence == 0.95
+    assert plan.figure_weeks == 150
+    assert (plan.weekly_backfill, plan.thresholded_backfill) == ("FCFS", "SPF")
+    assert plan.figure_threshold == "20h"
+    assert plan.trace_names == ("KTH-SP2",)
+    traces = load("traces.yaml")["traces"]
+    assert plan.trace("KTH-SP2") == TraceEntry(
+        "KTH-SP2", traces["KTH-SP2"]["url"], traces["KTH-SP2"]["sha256"], None
+    )
+    assert plan.splits == ("train", "test")
+    assert plan.weeks_per_split == plan.weeks_per_job == 100
+    assert plan.batches() == (Batch(0, 0, 99),)
+    assert plan.batch(0).weeks == range(100)
+
+
+def test_full_plan(full_config):
+    plan = tuning_plan(full_config)
+    catalogue = load("traces.yaml")["traces"]
+    assert len(plan.traces) == 7
+    assert plan.trace_names == (
+        "KTH-SP2", "CTC-SP2", "SDSC-SP2", "SDSC-BLUE", "ANL-Intrepid", "CEA-Curie", "UniLu-Gaia",
+    )  # fmt: skip
+    for entry in plan.traces:
+        assert entry.name in catalogue
+        assert entry.url == catalogue[entry.name]["url"]
+        assert entry.sha256 == catalogue[entry.name]["sha256"]
+    assert plan.trace("CEA-Curie").machine_procs == 80640
+    assert plan.trace("CTC-SP2").machine_procs is None
+    assert plan.weeks_per_split == 250
+    assert plan.batches() == (Batch(0, 0, 249),)
+    # the rest comes from config/config.yaml
+    assert plan.primary_policies == POLICIES7
+    assert len(plan.thresholds) == 6
+
+
+def test_trace_lookup_errors(config):
+    plan = tuning_plan(config)
+    with pytest.raises(ConfigurationError, match="CTC-SP2"):
+        plan.trace("CTC-SP2")  # in the catalogue but not studied
+    with pytest.raises(ConfigurationError, match="7h"):
+        plan.threshold_seconds("7h")
+
+
+@pytest.mark.parametrize(
+    ("per_split", "per_job"), [(100, 30), (100, 100), (7, 7), (5, 10), (10, 3), (1, 1), (250, 1)]
+)
+def test_batches_cover_weeks_once(config, per_split, per_job):
+    plan = tuning_plan(with_tuning(config, weeks_per_split=per_split, weeks_per_job=per_job))
+    check_batches(plan, per_split, per_job)
+
+
+@settings(max_examples=30, deadline=None)
+@given(per_split=st.integers(1, 300), per_job=st.integers(1, 300))
+def test_batches_property(per_split, per_job):
+    base = deep_merge(load("traces.yaml"), load("config.yaml"))
+    plan = tuning_plan(with_tuning(base, weeks_per_split=per_split, weeks_per_job=per_job))
+    check_batches(plan, per_split, per_job)
+
+
+def check_batches(plan, per_split: int, per_job: int) -> None:
+    batches = plan.batches()
+    assert [b.index for b in batches] == list(range(len(batches)))
+    covered = [week for b in batches for week in b.weeks]
+    assert covered == list(range(per_split))  # each week once, in order
+    sizes = [len(b.weeks) for b in batches]
+    assert all(size == per_job for size in sizes[:-1])
+    assert 1 <= sizes[-1] <= per_job
+    assert len(batches) == -(-per_split // per_job)
+    assert plan.batch(len(batches) - 1) == batches[-1]
+    with pytest.raises(ConfigurationError, match="batch"):
+        plan.batch(len(batches))
+    with pytest.raises(ConfigurationError, match="batch"):
+        plan.batch(-1)
+
+
+# --------------------------------------------------------------------------------------------
+# Semantic errors name the key
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tuning", "key", "value"),
+    [
+        ({"primary_policies": ["FCFS", "XYZ"]}, "tuning.primary_policies", "XYZ"),
+        ({"backfill_policies": ["FCFS", "QQQ"]}, "tuning.backfill_policies", "QQQ"),
+        ({"primary_policies": ["FCFS", "spf", "SPF"]}, "tuning.primary_policies", "twice"),
+        ({"thresholds": ["none", "20"]}, "tuning.thresholds", "'20'"),
+        ({"thresholds": ["none", "20 h"]}, "tuning.thresholds", "'20 h'"),
+        ({"thresholds": ["none", "20h", "1200m"]}, "tuning.thresholds", "same duration"),
+        ({"thresholds": ["none", "1d", "24h"]}, "tuning.thresholds", "same duration"),
+        ({"traces": ["KTH-SP2", "NOPE"]}, "tuning.traces", "NOPE"),
+        ({"baseline": {"threshold": "7h"}}, "tuning.baseline.threshold", "7h"),
+        ({"baseline": {"primary": "LAF"}}, "tuning.baseline.primary", "LAF"),
+        ({"baseline": {"backfill": "BOGUS"}}, "tuning.baseline.backfill", "BOGUS"),
+        ({"figures": {"threshold": "7h"}}, "tuning.figures.threshold", "7h"),
+        ({"figures": {"weekly_backfill": "F1"}}, "tuning.figures.weekly_backfill", "F1"),
+        ({"resampling": "bootstrap"}, "tuning.resampling", "bootstrap"),
+    ],
+)
+def test_errors_name_the_key(config, tuning, key, value):
+    with pytest.raises(ConfigurationError) as info:
+        tuning_plan(with_tuning(config, **tuning))
+    message = str(info.value)
+    assert key in message
+    assert value in message
+
+
+def test_negative_seed(config):
+    with pytest.raises(ConfigurationError, match="seed"):
+        tuning_plan({**config, "seed": -1})
+
+
+def test_baseline_threshold_must_be_a_listed_label(config):
+    # "20h" is in the default thresholds; dropping it from the list makes the figures fail
+    bad = with_tuning(config, thresholds=["none", "5h"])
+    with pytest.raises(ConfigurationError, match=r"tuning\.figures\.threshold"):
+        tuning_plan(bad)
+    ok = with_tuning(config, thresholds=["none", "5h"], figures={"threshold": "5h"})
+    assert [t.label for t in tuning_plan(ok).thresholds] == ["5h", "none"]
+
+
+def test_policy_names_are_case_insensitive(config):
+    plan = tuning_plan(
+        with_tuning(
+            config,
+            primary_policies=["spf", "Fcfs", "lexp"],
+            backfill_policies=["fcfs", "Spf"],
+            baseline={"primary": "fcfs", "backfill": "FCFS"},
+            figures={"weekly_backfill": "fcfs", "thresholded_backfill": "spf"},
+        )
+    )
+    assert plan.primary_policies == ("SPF", "FCFS", "LEXP")
+    assert plan.backfill_policies == ("FCFS", "SPF")
+    assert plan.baseline == SimulationCase("FCFS", "FCFS", "none")
+    assert plan.thresholded_backfill == "SPF"
+
+
+def test_thresholds_sorted_by_seconds(config):
+    labels = ["none", "2d", "90m", "20h", "1w", "30s"]
+    plan = tuning_plan(with_tuning(config, thresholds=labels))
+    assert [t.label for t in plan.thresholds] == ["30s", "90m", "20h", "2d", "1w", "none"]
+    assert [t.seconds for t in plan.thresholds] == [
+        30.0, 5400.0, 72000.0, 172800.0, 604800.0, math.inf,
+    ]  # fmt: skip
+    with pytest.raises(ConfigurationError, match="same duration"):
+        tuning_plan(with_tuning(config, thresholds=["none", "90m", "1.5h", "20h"]))
+
+
+# --------------------------------------------------------------------------------------------
+# The JSON schema (what Snakemake checks first)
+# --------------------------------------------------------------------------------------------
+
+
+def test_schema_accepts_default_and_full(config, full_config):
+    for cfg in (copy.deepcopy(config), copy.deepcopy(full_config)):
+        validate(cfg, str(SCHEMA))
+        # what the Snakefile does next: the filled-in config still plans
+        assert len(tuning_plan(cfg).cases()) == 294
+
+
+def test_schema_fills_defaults():
+    minimal = {"traces": load("traces.yaml")["traces"]}
+    validate(minimal, str(SCHEMA))
+    assert minimal["seed"] == 20261121
+    assert minimal["tuning"]["thresholds"] == ["none", "5h", "10h", "20h", "40h", "80h"]
+
+
+def test_schema_rejects_unknown_top_level_key(config):
+    bad = {**copy.deepcopy(config), "tunning": {}}
+    with pytest.raises(WorkflowError, match="tunning"):
+        validate(bad, str(SCHEMA))
+
+
+def test_threshold_without_unit_refused_before_planning(config):
+    """As workflow/rules/common.smk does: the schema first, then tuning_plan. Either may
+    refuse "20" (the schema's item pattern was dropped on 2026-11-21, leaving it to
+    tuning_plan, whose message names the key)."""
+    bad = with_tuning(config, thresholds=["none", "20"])
+    with pytest.raises((WorkflowError, ConfigurationError), match="20"):
+        validate(bad, str(SCHEMA))
+        tuning_plan(bad)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"tuning": {"unknown_key": 1}},
+        {"tuning": {"weeks_per_split": 0}},
+        {"tuning": {"resampling": "bootstrap"}},
+        {"tuning": {"confidence": 1.0}},
+        {"seed": -3},
+        {"traces": {"X": {"url": "not-a-url"}}},
+    ],
+    ids=["tuning-key", "weeks0", "resampling", "confidence1", "seed", "url"],
+)
+def test_schema_rejects_bad_values(config, change):
+    with pytest.raises(WorkflowError):
+        validate(deep_merge(config, change), str(SCHEMA))
+
+
+# -- the online study section ----------------------------------------------------------------------
+
+
+def test_default_online_plan(config) -> None:
+    plan = online_plan(config)
+    assert plan.trace_names == ("KTH-SP2",) and plan.replicas == 2 and plan.weeks == 104
+    assert plan.threshold_s == 40 * 3600 and plan.reference == "fixed:FCFS"
+    assert [p.label for p in plan.periods] == ["1d", "1w"]
+    fixed = [s for s in plan.strategies if s.spec.startswith("fixed:")]
+    assert len(fixed) == 12 and all(s.periods == ("none",) for s in fixed)
+    bandits = [s.spec for s in plan.strategies if s.spec.startswith("bandit")]
+    assert bandits == [f"bandit(eps={e})" for e in ("0.1", "0.3", "0.5", "0.7", "0.9")]
+    # 12 fixed + (random, full, noisy, ucb, swucb, 5 bandits) x 2 periods
+    assert len(plan.runs()) == 12 + 10 * 2
+    assert {s.slug for s in plan.strategies if s.needs_simulation} == {"full", "noisy"}
+    assert strategy_slug("bandit(eps=0.3)") == "bandit-eps0.3"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"selectors": ["oracle"]}, "unknown selector 'oracle'"),
+        ({"periods": ["1"]}, "needs a unit"),
+        ({"policies": ["FCFS", "XYZ"]}, "unknown policy 'XYZ'"),
+        ({"traces": ["NOPE"]}, "config online.traces: unknown trace 'NOPE'"),
+        ({"epsilons": [1.5]}, "online.epsilons"),
+        ({"reference": "SPF", "policies": ["FCFS", "LQF"]}, "online.reference"),
+    ],
+)
+def test_online_plan_errors_name_the_key(config, change, message) -> None:
+    changed = copy.deepcopy(config)
+    changed["online"].update(change)
+    with pytest.raises(ConfigurationError, match=message.replace("(", r"\(")):
+        online_plan(changed)

@@ -1,0 +1,395 @@
+"""The workflow steps (scheduler.traces.steps, scheduler.studies.tuning.steps) end to end on the
+bundled KTH-SP2 log, in a temporary directory: filter → split → resample → simulate → collect →
+summarize → protocol."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+from support.expected import KTH_FILTER_COUNTS, KTH_KEPT
+
+from scheduler.core import steps as core_steps
+from scheduler.core.code_hash import package_hash
+from scheduler.core.constants import SWF_COLUMNS
+from scheduler.core.errors import ConfigurationError, TraceFormatError
+from scheduler.core.provenance import read_csv, read_parquet_provenance
+from scheduler.studies.tuning import steps as tuning_steps
+from scheduler.studies.tuning.schema import WEEKLY_COLUMNS
+from scheduler.studies.tuning.stats import PROTOCOL_COLUMNS, SUMMARY_COLUMNS
+from scheduler.traces import steps as trace_steps
+from scheduler.traces.resample import WEEK_COLUMNS
+
+TRACE = "KTH-SP2"
+SEED = 20261121
+WEEKS = (0, 3)  # first and last resampled week of the batch
+CONFIGS = [
+    ("FCFS", "FCFS", "none", math.inf),
+    ("SPF", "FCFS", "none", math.inf),
+    ("FCFS", "FCFS", "20h", 72000.0),
+    ("SPF", "FCFS", "20h", 72000.0),
+]
+BASELINE = {"primary": "FCFS", "backfill": "FCFS", "threshold": "none"}
+STAMPED = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \S")
+
+
+@pytest.fixture(scope="module")
+def study(kth_path, tmp_path_factory) -> Path:
+    """Run every step once; tests then inspect the files."""
+    d = tmp_path_factory.mktemp("study")
+    logs = d / "logs"
+    trace_steps.filter_trace(
+        str(kth_path), str(d / "filtered.parquet"), str(d / "filter.json"),
+        trace=TRACE, log_path=str(logs / "filter.log"),
+    )  # fmt: skip
+    trace_steps.split_trace(
+        str(d / "filtered.parquet"), str(d / "train.parquet"), str(d / "test.parquet"),
+        trace=TRACE, log_path=str(logs / "split.log"),
+    )  # fmt: skip
+    sims = []
+    for split in ("train", "test"):
+        trace_steps.resample_batch(
+            str(d / f"{split}.parquet"), str(d / f"weeks-{split}.parquet"),
+            trace=TRACE, split=split, first_week=WEEKS[0], last_week=WEEKS[1], seed=SEED,
+            log_path=str(logs / f"resample-{split}.log"),
+        )  # fmt: skip
+        for primary, backfill, threshold, threshold_s in CONFIGS:
+            out = d / f"sim-{split}-{primary}-{backfill}-{threshold}.parquet"
+            tuning_steps.simulate_batch(
+                str(d / f"weeks-{split}.parquet"), str(out),
+                trace=TRACE, split=split, primary=primary, backfill=backfill,
+                threshold=threshold, threshold_s=threshold_s,
+                log_path=str(logs / "simulate.log"),
+            )  # fmt: skip
+            sims.append(str(out))
+    tuning_steps.collect_weekly(
+        sims, str(d / "weekly.parquet"), trace=TRACE, baseline=BASELINE,
+        log_path=str(logs / "collect.log"),
+    )  # fmt: skip
+    tuning_steps.summarize_trace(
+        str(d / "weekly.parquet"), str(d / "summary.parquet"), str(d / "summary.csv"),
+        str(d / "summary.md"), trace=TRACE, baseline=BASELINE,
+        log_path=str(logs / "summarize.log"),
+    )  # fmt: skip
+    tuning_steps.tuning_protocol(
+        [str(d / "weekly.parquet")], str(d / "protocol.parquet"), str(d / "protocol.csv"),
+        str(d / "protocol.md"), baseline=BASELINE, confidence=0.95,
+        log_path=str(logs / "protocol.log"),
+    )  # fmt: skip
+    return d
+
+
+def machine_procs(path: Path) -> str | None:
+    return pl.read_parquet_metadata(path).get(core_steps.MACHINE_PROCS_KEY)
+
+
+# --------------------------------------------------------------------------------------------
+# Each step's outputs
+# --------------------------------------------------------------------------------------------
+
+
+def test_filter_trace(study):
+    jobs = pl.read_parquet(study / "filtered.parquet")
+    assert jobs.height == KTH_KEPT == 27_992
+    assert jobs.columns == list(SWF_COLUMNS)
+    assert jobs.equals(jobs.sort("submit_s", "job_id"))
+    assert machine_procs(study / "filtered.parquet") == "100"
+    record = read_parquet_provenance(study / "filtered.parquet")
+    assert record["step"] == "filter"
+    assert record["config"]["trace"] == TRACE
+    assert record["code_hash"] == package_hash()
+
+    report = json.loads((study / "filter.json").read_text())
+    for key, value in KTH_FILTER_COUNTS.items():
+        assert report[key] == value, key
+    assert report["provenance"] == record
+
+
+def test_split_trace(study):
+    filtered = pl.read_parquet(study / "filtered.parquet")
+    train = pl.read_parquet(study / "train.parquet")
+    test = pl.read_parquet(study / "test.parquet")
+    assert train.height + test.height == filtered.height
+    assert train.height > 0 and test.height > 0
+    midpoint = (filtered["submit_s"].min() + filtered["submit_s"].max()) / 2
+    assert train["submit_s"].max() < midpoint <= test["submit_s"].min()
+    assert pl.concat([train, test]).equals(filtered)  # filtered is sorted by submit time
+    for split, frame in (("train", train), ("test", test)):
+        path = study / f"{split}.parquet"
+        assert machine_procs(path) == "100"
+        record = read_parquet_provenance(path)
+        assert record["step"] == "split" and record["config"]["split"] == split
+        assert frame.schema == filtered.schema
+
+
+def test_resample_batch(study):
+    for split in ("train", "test"):
+        path = study / f"weeks-{split}.parquet"
+        weeks = pl.read_parquet(path)
+        assert tuple(weeks.columns) == WEEK_COLUMNS
+        assert weeks["week_index"].unique().sort().to_list() == [0, 1, 2, 3]
+        assert machine_procs(path) == "100"
+        record = read_parquet_provenance(path)
+        assert record["config"] == {
+            "trace": TRACE, "split": split, "first_week": 0, "last_week": 3,
+            "seed": SEED, "method": "uniform",
+        }  # fmt: skip
+        # every source job of the week comes from this split's part
+        part = pl.read_parquet(study / f"{split}.parquet")
+        assert weeks["source_job_id"].is_in(part["job_id"].implode()).all()
+    train = pl.read_parquet(study / "weeks-train.parquet")
+    test = pl.read_parquet(study / "weeks-test.parquet")
+    assert not train["source_job_id"].is_in(test["source_job_id"].implode()).any()
+
+
+def test_simulate_batch(study):
+    for split in ("train", "test"):
+        heights = (
+            pl.read_parquet(study / f"weeks-{split}.parquet")
+            .group_by("week_index")
+            .len()
+            .sort("week_index")
+        )
+        for primary, backfill, threshold, threshold_s in CONFIGS:
+            path = study / f"sim-{split}-{primary}-{backfill}-{threshold}.parquet"
+            table = pl.read_parquet(path)
+            assert dict(table.schema) == WEEKLY_COLUMNS
+            assert table["week_index"].to_list() == [0, 1, 2, 3]
+            assert table["jobs"].to_list() == heights["len"].to_list()
+            assert (table["split"] == split).all() and (table["trace"] == TRACE).all()
+            assert (table["primary"] == primary).all()
+            assert (table["threshold"] == threshold).all()
+            assert (table["threshold_s"] == threshold_s).all()
+            assert (table["avg_wait_s"] >= 0).all()
+            assert ((table["utilisation"] > 0) & (table["utilisation"] <= 1)).all()
+            record = read_parquet_provenance(path)
+            assert record["step"] == "simulate"
+            assert record["config"]["weeks_file"] == str(study / f"weeks-{split}.parquet")
+    lines = (study / "logs" / "simulate.log").read_text().splitlines()
+    assert len(lines) == 2 * len(CONFIGS)
+    assert all(STAMPED.match(line) for line in lines)
+
+
+def test_collect_weekly(study):
+    weekly = pl.read_parquet(study / "weekly.parquet")
+    assert weekly.height == 2 * len(CONFIGS) * 4
+    relative = ["relative_avg_wait", "relative_max_wait", "relative_avg_bsld", "relative_max_bsld"]
+    assert weekly.columns == [*WEEKLY_COLUMNS, *relative]
+    is_base = (
+        (pl.col("primary") == "FCFS") & (pl.col("backfill") == "FCFS")
+        & (pl.col("threshold") == "none")
+    )  # fmt: skip
+    base = weekly.filter(is_base)
+    assert base.height == 8
+    for column in relative:
+        assert (base[column] == 1.0).all(), column
+    # other rows: value / baseline value of the same (split, week), computed here
+    joined = weekly.join(
+        base.select("split", "week_index", pl.col("avg_wait_s").alias("b_wait"),
+                    pl.col("max_bsld").alias("b_max_bsld")),
+        on=["split", "week_index"],
+    )  # fmt: skip
+    spf = joined.filter(pl.col("primary") == "SPF")
+    assert spf.height == 16
+    assert (spf["relative_avg_wait"] - spf["avg_wait_s"] / spf["b_wait"]).abs().max() < 1e-12
+    assert (spf["relative_max_bsld"] - spf["max_bsld"] / spf["b_max_bsld"]).abs().max() < 1e-12
+    assert not (spf["relative_avg_wait"] == 1.0).all()
+    assert read_parquet_provenance(study / "weekly.parquet")["config"]["baseline"] == BASELINE
+
+
+def test_summarize_trace(study):
+    summary = pl.read_parquet(study / "summary.parquet")
+    assert summary.columns == list(SUMMARY_COLUMNS)
+    assert summary.height == 2 * len(CONFIGS)
+    assert (summary["weeks"] == 4).all()
+    base = summary.filter(
+        (pl.col("primary") == "FCFS") & (pl.col("backfill") == "FCFS")
+        & (pl.col("threshold") == "none")
+    )  # fmt: skip
+    assert base.height == 2 and (base["mean_relative_avg_wait"] == 1.0).all()
+    weekly = pl.read_parquet(study / "weekly.parquet")
+    expected = weekly.filter(
+        (pl.col("split") == "test") & (pl.col("primary") == "SPF") & (pl.col("threshold") == "20h")
+    )["avg_wait_s"].mean()
+    got = summary.filter(
+        (pl.col("split") == "test") & (pl.col("primary") == "SPF") & (pl.col("threshold") == "20h")
+    )["mean_avg_wait_s"].item()
+    assert got == pytest.approx(expected, rel=1e-12)
+
+    lines = (study / "summary.csv").read_text().splitlines()
+    assert lines[0].startswith("# provenance: ")
+    assert json.loads(lines[0].removeprefix("# provenance: ")) == read_parquet_provenance(
+        study / "summary.parquet"
+    )
+    assert read_csv(study / "summary.csv").equals(summary)
+    markdown = (study / "summary.md").read_text()
+    assert markdown.startswith(f"# {TRACE}")
+    assert re.search(r"\n<!-- provenance: \{.*\} -->\n\Z", markdown)
+    assert "mean_relative_avg_wait" in markdown
+
+
+def test_tuning_protocol(study):
+    protocol = pl.read_parquet(study / "protocol.parquet")
+    assert protocol.columns == list(PROTOCOL_COLUMNS)
+    assert protocol.height == 2  # one row per (trace, threshold)
+    assert protocol["threshold"].to_list() == ["20h", "none"]  # sorted by threshold_s
+    assert (protocol["trace"] == TRACE).all()
+    assert (protocol["train_weeks"] == 4).all() and (protocol["test_weeks"] == 4).all()
+    assert read_csv(study / "protocol.csv").height == 2
+    assert (study / "protocol.csv").read_text().startswith("# provenance: ")
+    assert (study / "protocol.md").read_text().rstrip().endswith("-->")
+    assert read_parquet_provenance(study / "protocol.parquet")["config"]["confidence"] == 0.95
+
+
+def test_every_step_logged(study):
+    for name in ("filter", "split", "resample-train", "collect", "summarize", "protocol"):
+        lines = (study / "logs" / f"{name}.log").read_text().splitlines()
+        assert lines, name
+        assert all(STAMPED.match(line) for line in lines), name
+        assert not any(" error:" in line for line in lines), name
+    filter_log = (study / "logs" / "filter.log").read_text()
+    assert "27,992 kept" in filter_log and "100 processors" in filter_log
+
+
+def test_outputs_without_temporary_files(study):
+    assert not [p.name for p in study.rglob("*.tmp")]
+
+
+# --------------------------------------------------------------------------------------------
+# Failures
+# --------------------------------------------------------------------------------------------
+
+
+def test_malformed_swf_names_file_line_field_and_log(kth_path, tmp_path):
+    with gzip.open(kth_path, "rt") as handle:
+        lines = [next(handle) for _ in range(35)]
+    job_lines = [line for line in lines if not line.startswith(";")]
+    assert len(job_lines) >= 5
+    fields = job_lines[0].split()
+    fields[3] = "12x4"  # run_s, the 4th SWF field
+    lines.append(" ".join(fields) + "\n")
+    bad_line = len(lines)  # 1-based number of the appended line
+    swf = tmp_path / "broken-KTH.swf"
+    swf.write_text("".join(lines))
+    out = tmp_path / "out"
+    log = tmp_path / "logs" / "filter.log"
+
+    with pytest.raises(core_steps.StepError) as info:
+        trace_steps.filter_trace(
+            str(swf), str(out / "filtered.parquet"), str(out / "report.json"),
+            trace="broken", log_path=str(log),
+        )  # fmt: skip
+    message = str(info.value)
+    assert f"broken-KTH.swf:{bad_line}" in message
+    assert "run_s" in message
+    assert "12x4" in message
+    assert message.endswith(f"(log: {log})")
+    cause = info.value.__cause__
+    assert isinstance(cause, TraceFormatError)
+    assert (cause.line, cause.field) == (bad_line, "run_s")
+    log_text = log.read_text()
+    assert "error:" in log_text and f":{bad_line}" in log_text
+    assert all(STAMPED.match(line) for line in log_text.splitlines())
+    assert not out.exists() or not list(out.iterdir())
+
+
+def test_missing_machine_procs_metadata(tmp_path):
+    jobs = pl.DataFrame({"job_id": [1, 2], "submit_s": [0, 10]})
+    jobs.write_parquet(tmp_path / "plain.parquet")
+    with pytest.raises(core_steps.StepError, match=r"plain\.parquet.*schedlab\.machine_procs"):
+        trace_steps.split_trace(
+            str(tmp_path / "plain.parquet"), str(tmp_path / "a.parquet"),
+            str(tmp_path / "b.parquet"), trace="t", log_path=str(tmp_path / "split.log"),
+        )  # fmt: skip
+    assert not (tmp_path / "a.parquet").exists() and not (tmp_path / "b.parquet").exists()
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_unreadable_weeks_batch_is_an_error_naming_the_file(study, tmp_path, damage):
+    """A corrupted table between steps (a bad disk, a killed copy) fails the job with the
+    file's name in the message and in the rule's log, and writes no output."""
+    good = (study / "weeks-test.parquet").read_bytes()
+    bad = tmp_path / "batch0.parquet"
+    bad.write_bytes(b"PAR1 not a table PAR1" if damage == "garbage" else good[: len(good) // 2])
+    out, log = tmp_path / "sim.parquet", tmp_path / "sim.log"
+    with pytest.raises(core_steps.StepError, match=r"batch0\.parquet: not a readable parquet"):
+        tuning_steps.simulate_batch(
+            str(bad), str(out), trace=TRACE, split="test", primary="FCFS", backfill="FCFS",
+            threshold="none", threshold_s=None, log_path=str(log),
+        )  # fmt: skip
+    assert "batch0.parquet: not a readable parquet table" in log.read_text()
+    assert not out.exists()
+
+
+def test_collect_refuses_non_weekly_table(study, tmp_path):
+    pl.DataFrame({"x": [1]}).write_parquet(tmp_path / "junk.parquet")
+    with pytest.raises(core_steps.StepError, match=r"junk\.parquet: not a weekly"):
+        tuning_steps.collect_weekly(
+            [str(tmp_path / "junk.parquet")], str(tmp_path / "w.parquet"),
+            trace=TRACE, baseline=BASELINE, log_path=None,
+        )  # fmt: skip
+    with pytest.raises(core_steps.StepError, match="no simulation results"):
+        tuning_steps.collect_weekly([], str(tmp_path / "w.parquet"), trace=TRACE, baseline=BASELINE)
+    assert not (tmp_path / "w.parquet").exists()
+
+
+# --------------------------------------------------------------------------------------------
+# rule_log
+# --------------------------------------------------------------------------------------------
+
+
+def test_rule_log_time_stamps_and_appends(tmp_path):
+    path = tmp_path / "deep" / "dir" / "rule.log"
+    with core_steps.rule_log(path) as log:
+        log("first line")
+        log("second line")
+    with core_steps.rule_log(path) as log:
+        log("third")
+    lines = path.read_text().splitlines()
+    assert len(lines) == 3
+    for line, text in zip(lines, ("first line", "second line", "third"), strict=True):
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} " + text, line)
+
+
+def test_rule_log_without_path():
+    with core_steps.rule_log(None) as log:
+        log("nowhere")  # no file, no error
+
+
+def test_rule_log_turns_schedlab_errors_into_step_errors(tmp_path):
+    path = tmp_path / "rule.log"
+    with pytest.raises(core_steps.StepError) as info, core_steps.rule_log(path) as log:
+        log("working")
+        raise ConfigurationError("bad thing")
+    assert str(info.value) == f"bad thing (log: {path})"
+    assert isinstance(info.value.__cause__, ConfigurationError)
+    lines = path.read_text().splitlines()
+    assert len(lines) == 2 and lines[1].endswith(" error: bad thing")
+    with pytest.raises(core_steps.StepError, match="no such"), core_steps.rule_log(path):
+        raise FileNotFoundError("no such file")
+
+
+def test_rule_log_lets_other_errors_through(tmp_path):
+    path = tmp_path / "rule.log"
+    with pytest.raises(ValueError, match="programming error"), core_steps.rule_log(path):
+        raise ValueError("programming error")
+    assert "error:" not in path.read_text()
+
+
+def test_importing_the_steps_leaves_statistics_and_plotting_unloaded() -> None:
+    """Snakemake imports every steps module at every start (once per job on a cluster): the
+    statistics and plotting libraries load only when a table or figure step runs."""
+    code = (
+        "import sys, scheduler.traces.steps, scheduler.studies.tuning.steps, "
+        "scheduler.studies.online.steps\n"
+        "print(','.join(m for m in ('statsmodels', 'plotnine', 'matplotlib') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ""

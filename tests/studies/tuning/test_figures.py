@@ -1,0 +1,590 @@
+"""Figures of the queue-tuning study: content of each plot, then the saved PNG/PDF files."""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+import threading
+import time
+import zlib
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import polars as pl
+import pytest
+from plotnine import aes, geom_point, ggplot
+
+from scheduler.core.errors import ConfigurationError
+from scheduler.studies.common.figures import save_figure
+from scheduler.studies.tuning.figures import (
+    QUEUE_POLICIES,
+    backfill_facet_plot,
+    baseline_caption,
+    pair_scatter_plot,
+    protocol_threshold_plot,
+    threshold_comparison_plot,
+    train_test_pairs_plot,
+    weekly_avg_wait_plot,
+)
+
+TRACES = ("KTH-SP2", "SDSC-SP2")
+SPLITS = ("train", "test")
+BACKFILLS = ("FCFS", "SPF", "LQF")
+THRESHOLDS = {"none": math.inf, "20h": 20 * 3600.0}
+WEEKS = 10
+PROVENANCE = {"input": "results/summary.parquet", "sha256": "0123abcd", "commit": "deadbeef"}
+
+
+# --------------------------------------------------------------------------------------------
+# Synthetic study tables
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def weekly() -> pl.DataFrame:
+    """Weekly table: 2 traces x 2 splits x 10 weeks x 7 primary x 3 backfill x 2 thresholds."""
+    rng = np.random.default_rng(20240601)
+    rows = []
+    for trace_index, trace in enumerate(TRACES):
+        for split in SPLITS:
+            for week in range(WEEKS):
+                jobs = int(rng.integers(200, 900))
+                base_avg = float(rng.gamma(2.0, 3000.0 * (trace_index + 1)))
+                base_max = base_avg * float(rng.uniform(8.0, 20.0))
+                base_bsld = float(rng.uniform(2.0, 30.0))
+                for primary in QUEUE_POLICIES:
+                    for backfill in BACKFILLS:
+                        for threshold, threshold_s in THRESHOLDS.items():
+                            is_base = (primary, backfill, threshold) == ("FCFS", "FCFS", "none")
+                            factor = 1.0 if is_base else float(rng.lognormal(0.0, 0.35))
+                            max_factor = 1.0 if is_base else float(rng.lognormal(0.1, 0.4))
+                            bsld_factor = 1.0 if is_base else float(rng.lognormal(0.0, 0.3))
+                            rows.append(
+                                {
+                                    "trace": trace,
+                                    "split": split,
+                                    "week_index": week,
+                                    "primary": primary,
+                                    "backfill": backfill,
+                                    "threshold": threshold,
+                                    "threshold_s": threshold_s,
+                                    "jobs": jobs,
+                                    "avg_wait_s": base_avg * factor,
+                                    "max_wait_s": base_max * max_factor,
+                                    "avg_bsld": base_bsld * bsld_factor,
+                                    "max_bsld": base_bsld * 40.0 * bsld_factor,
+                                    "utilisation": float(rng.uniform(0.5, 0.9)),
+                                }
+                            )
+    table = pl.DataFrame(rows)
+    keys = ["trace", "split", "week_index"]
+    base = table.filter(
+        (pl.col("primary") == "FCFS")
+        & (pl.col("backfill") == "FCFS")
+        & (pl.col("threshold") == "none")
+    ).select(
+        *keys,
+        pl.col("avg_wait_s").alias("b_avg_wait"),
+        pl.col("max_wait_s").alias("b_max_wait"),
+        pl.col("avg_bsld").alias("b_avg_bsld"),
+        pl.col("max_bsld").alias("b_max_bsld"),
+    )
+    return (
+        table.join(base, on=keys)
+        .with_columns(
+            relative_avg_wait=pl.col("avg_wait_s") / pl.col("b_avg_wait"),
+            relative_max_wait=pl.col("max_wait_s") / pl.col("b_max_wait"),
+            relative_avg_bsld=pl.col("avg_bsld") / pl.col("b_avg_bsld"),
+            relative_max_bsld=pl.col("max_bsld") / pl.col("b_max_bsld"),
+        )
+        .drop("b_avg_wait", "b_max_wait", "b_avg_bsld", "b_max_bsld")
+    )
+
+
+@pytest.fixture(scope="module")
+def summary(weekly: pl.DataFrame) -> pl.DataFrame:
+    """Summary table aggregated from the weekly table as the study does."""
+    keys = ["trace", "split", "primary", "backfill", "threshold", "threshold_s"]
+    base_worst = (
+        weekly.filter(
+            (pl.col("primary") == "FCFS")
+            & (pl.col("backfill") == "FCFS")
+            & (pl.col("threshold") == "none")
+        )
+        .group_by("trace", "split")
+        .agg(pl.col("max_wait_s").max().alias("base_worst"))
+    )
+    deciles = [
+        pl.col("relative_avg_wait").quantile(d / 10, "linear").alias(f"relative_avg_wait_d{d}")
+        for d in range(1, 10)
+    ]
+    return (
+        weekly.group_by(keys)
+        .agg(
+            pl.len().alias("weeks"),
+            pl.col("avg_wait_s").mean().alias("mean_avg_wait_s"),
+            pl.col("relative_avg_wait").mean().alias("mean_relative_avg_wait"),
+            *deciles,
+            pl.col("max_wait_s").mean().alias("mean_max_wait_s"),
+            pl.col("max_wait_s").max().alias("worst_max_wait_s"),
+            pl.col("relative_max_wait").mean().alias("mean_relative_max_wait"),
+            pl.col("avg_bsld").mean().alias("mean_avg_bsld"),
+            pl.col("relative_avg_bsld").mean().alias("mean_relative_avg_bsld"),
+            pl.col("utilisation").mean().alias("mean_utilisation"),
+            pl.col("jobs").mean().alias("mean_jobs"),
+        )
+        .join(base_worst, on=["trace", "split"])
+        .with_columns(relative_worst_max_wait=pl.col("worst_max_wait_s") / pl.col("base_worst"))
+        .drop("base_worst")
+        .sort(keys)
+    )
+
+
+@pytest.fixture(scope="module")
+def protocol(summary: pl.DataFrame) -> pl.DataFrame:
+    """Protocol table: per trace and threshold, the best training pair and its test score."""
+    rows = []
+    for trace in TRACES:
+        for threshold, threshold_s in THRESHOLDS.items():
+            at = summary.filter((pl.col("trace") == trace) & (pl.col("threshold") == threshold))
+            best = (
+                at.filter(pl.col("split") == "train")
+                .sort("mean_relative_avg_wait")
+                .row(0, named=True)
+            )
+            pair = (pl.col("primary") == best["primary"]) & (pl.col("backfill") == best["backfill"])
+            test = at.filter(pair & (pl.col("split") == "test")).row(0, named=True)
+            row = {
+                "trace": trace,
+                "threshold": threshold,
+                "threshold_s": threshold_s,
+                "primary": best["primary"],
+                "backfill": best["backfill"],
+            }
+            for split, source in (("train", best), ("test", test)):
+                mean = source["mean_relative_avg_wait"]
+                row[f"{split}_mean_relative_avg_wait"] = mean
+                row[f"{split}_ci_low"] = mean * 0.9
+                row[f"{split}_ci_high"] = mean * 1.1
+                row[f"{split}_relative_worst_max_wait"] = source["relative_worst_max_wait"]
+                row[f"{split}_mean_relative_max_wait"] = source["mean_relative_max_wait"]
+            row["p_holm"] = 0.01
+            row["significant"] = True
+            rows.append(row)
+    columns = [
+        "trace", "threshold", "threshold_s", "primary", "backfill",
+        "train_mean_relative_avg_wait", "train_ci_low", "train_ci_high",
+        "test_mean_relative_avg_wait", "test_ci_low", "test_ci_high",
+        "train_relative_worst_max_wait", "test_relative_worst_max_wait",
+        "train_mean_relative_max_wait", "test_mean_relative_max_wait", "p_holm", "significant",
+    ]  # fmt: skip
+    return pl.DataFrame(rows).select(columns)
+
+
+def test_fixture_baseline_is_exactly_one(weekly: pl.DataFrame, summary: pl.DataFrame) -> None:
+    base = weekly.filter(
+        (pl.col("primary") == "FCFS")
+        & (pl.col("backfill") == "FCFS")
+        & (pl.col("threshold") == "none")
+    )
+    assert base.height == len(TRACES) * len(SPLITS) * WEEKS
+    assert base.get_column("relative_avg_wait").to_list() == [1.0] * base.height
+    assert summary.height == len(TRACES) * len(SPLITS) * 7 * len(BACKFILLS) * len(THRESHOLDS)
+
+
+# --------------------------------------------------------------------------------------------
+# Plot content
+# --------------------------------------------------------------------------------------------
+
+
+def flat_record(text: str | None) -> str:
+    """A plot label with its line breaks (from wrapping) turned back into single spaces."""
+    assert text is not None
+    return " ".join(text.split())
+
+
+def _hours_column_equals(frame_values: np.ndarray, expected_seconds: np.ndarray) -> bool:
+    return bool(np.allclose(frame_values, expected_seconds / 3600.0))
+
+
+def test_weekly_avg_wait_plot_hours(weekly: pl.DataFrame) -> None:
+    plot = weekly_avg_wait_plot(weekly, "KTH-SP2", split="test", backfill="SPF", weeks=6)
+    data = plot.data
+    assert len(data) == 7 * 6
+    assert set(data["primary"].astype(str)) == set(QUEUE_POLICIES)
+    assert list(data["primary"].cat.categories) == list(QUEUE_POLICIES)
+    assert data["week_index"].max() == 5
+    expected = (
+        weekly.filter(
+            (pl.col("trace") == "KTH-SP2")
+            & (pl.col("split") == "test")
+            & (pl.col("backfill") == "SPF")
+            & (pl.col("threshold") == "none")
+            & (pl.col("week_index") < 6)
+        )
+        .sort("primary", "week_index")
+        .get_column("avg_wait_s")
+        .to_numpy()
+    )
+    assert _hours_column_equals(data["avg_wait_h"].to_numpy(), expected)
+    assert plot.mapping["y"] == "avg_wait_h"
+    assert "(h)" in flat_record(plot.labels.y)
+    assert "KTH-SP2" in flat_record(plot.labels.title)
+    assert "SPF" in flat_record(plot.labels.subtitle) and "test" in flat_record(
+        plot.labels.subtitle
+    )
+
+
+def test_weekly_avg_wait_plot_relative(weekly: pl.DataFrame) -> None:
+    plot = weekly_avg_wait_plot(weekly, "SDSC-SP2", threshold="20h", relative=True)
+    assert len(plot.data) == 7 * WEEKS  # fewer weeks than the limit of 150
+    assert plot.mapping["y"] == "relative_avg_wait"
+    assert "relative to EASY-FCFS-FCFS" in flat_record(plot.labels.y)
+    assert any(type(layer.geom).__name__ == "geom_hline" for layer in plot.layers)
+    assert "SDSC-SP2" in flat_record(plot.labels.title) and "20 h" in flat_record(
+        plot.labels.subtitle
+    )
+
+
+def test_weekly_avg_wait_plot_errors(weekly: pl.DataFrame) -> None:
+    with pytest.raises(ConfigurationError, match="NO-SUCH-TRACE"):
+        weekly_avg_wait_plot(weekly, "NO-SUCH-TRACE")
+    with pytest.raises(ConfigurationError, match="'80h'"):
+        weekly_avg_wait_plot(weekly, "KTH-SP2", threshold="80h")
+    with pytest.raises(ConfigurationError, match="weeks"):
+        weekly_avg_wait_plot(weekly, "KTH-SP2", weeks=0)
+
+
+@pytest.mark.parametrize("max_wait", ["worst", "mean"])
+def test_pair_scatter_plot(summary: pl.DataFrame, max_wait: str) -> None:
+    plot = pair_scatter_plot(summary, "KTH-SP2", threshold="20h", max_wait=max_wait)
+    data = plot.data
+    assert len(data) == 7 * len(BACKFILLS)
+    assert set(zip(data["primary"].astype(str), data["backfill"].astype(str), strict=True)) == {
+        (p, b) for p in QUEUE_POLICIES for b in BACKFILLS
+    }
+    source = f"{max_wait}_max_wait_s"
+    expected = (
+        summary.filter(
+            (pl.col("trace") == "KTH-SP2")
+            & (pl.col("split") == "train")
+            & (pl.col("threshold") == "20h")
+        )
+        .sort("primary", "backfill")
+        .get_column(source)
+        .to_numpy()
+    )
+    assert _hours_column_equals(data["max_wait_h"].to_numpy(), expected)
+    assert "(h)" in flat_record(plot.labels.y) and max_wait in flat_record(plot.labels.y)
+    assert "relative to EASY-FCFS-FCFS" in flat_record(plot.labels.x)
+    assert "KTH-SP2" in flat_record(plot.labels.title) and "20 h" in flat_record(
+        plot.labels.subtitle
+    )
+    geoms = [type(layer.geom).__name__ for layer in plot.layers]
+    assert "geom_vline" in geoms and "geom_errorbarh" in geoms
+    # The baseline marker sits at (1, baseline MaxWait in hours).
+    base = summary.filter(
+        (pl.col("trace") == "KTH-SP2")
+        & (pl.col("split") == "train")
+        & (pl.col("primary") == "FCFS")
+        & (pl.col("backfill") == "FCFS")
+        & (pl.col("threshold") == "none")
+    ).row(0, named=True)
+    markers = [layer for layer in plot.layers if type(layer.geom).__name__ == "geom_point"]
+    marked = [layer.geom.data for layer in markers if layer.geom.data is not None]
+    assert any(
+        math.isclose(float(d["x"].iloc[0]), 1.0)
+        and math.isclose(float(d["y"].iloc[0]), base[source] / 3600.0)
+        for d in marked
+    )
+
+
+def test_pair_scatter_plot_errors(summary: pl.DataFrame) -> None:
+    with pytest.raises(ConfigurationError, match="NOPE"):
+        pair_scatter_plot(summary, "NOPE")
+    with pytest.raises(ConfigurationError, match="max_wait"):
+        pair_scatter_plot(summary, "KTH-SP2", max_wait="median")
+    with pytest.raises(ConfigurationError, match="split"):
+        pair_scatter_plot(summary, "KTH-SP2", split="validation")
+
+
+def test_backfill_facet_plot(summary: pl.DataFrame) -> None:
+    plot = backfill_facet_plot(summary, "SDSC-SP2", split="test")
+    data = plot.data
+    assert len(data) == 7 * len(BACKFILLS)
+    assert list(data["backfill"].cat.categories) == list(BACKFILLS)
+    assert type(plot.facet).__name__ == "facet_wrap"
+    base = data[(data["primary"] == "FCFS") & (data["backfill"] == "FCFS")]
+    assert base["mean_relative_avg_wait"].tolist() == [1.0]
+    assert base["relative_avg_wait_d1"].tolist() == [1.0]
+    assert "relative to EASY-FCFS-FCFS" in flat_record(plot.labels.y)
+    assert "SDSC-SP2" in flat_record(plot.labels.title) and "test" in flat_record(
+        plot.labels.subtitle
+    )
+    with pytest.raises(ConfigurationError, match=r"SDSC-SP2.*'40h'"):
+        backfill_facet_plot(summary, "SDSC-SP2", threshold="40h")
+
+
+def test_threshold_comparison_plot(summary: pl.DataFrame) -> None:
+    plot = threshold_comparison_plot(summary, "KTH-SP2", backfill="SPF", threshold="20h")
+    data = plot.data
+    assert len(data) == 2 * 7
+    assert list(data["setting"].cat.categories) == ["Θ = none", "Θ = 20\u00a0h"]
+    counts = data.groupby("setting", observed=True).size().to_dict()
+    assert counts == {"Θ = none": 7, "Θ = 20\u00a0h": 7}
+    expected = summary.filter(
+        (pl.col("trace") == "KTH-SP2")
+        & (pl.col("split") == "train")
+        & (pl.col("backfill") == "SPF")
+        & (pl.col("threshold") == "20h")
+        & (pl.col("primary") == "LQF")
+    ).row(0, named=True)
+    got = data[(data["setting"] == "Θ = 20\u00a0h") & (data["primary"] == "LQF")]
+    assert math.isclose(got["mean_relative_avg_wait"].iloc[0], expected["mean_relative_avg_wait"])
+    assert "KTH-SP2" in flat_record(plot.labels.title) and "20 h" in flat_record(plot.labels.title)
+    assert "SPF" in flat_record(plot.labels.title)
+    with pytest.raises(ConfigurationError, match=r"KTH-SP2.*'5h'"):
+        threshold_comparison_plot(summary, "KTH-SP2", threshold="5h")
+    with pytest.raises(ConfigurationError, match="differ"):
+        threshold_comparison_plot(summary, "KTH-SP2", threshold="none")
+
+
+def test_protocol_threshold_plot(protocol: pl.DataFrame) -> None:
+    plot = protocol_threshold_plot(protocol)
+    data = plot.data
+    # trace x threshold x metric x split
+    assert len(data) == len(TRACES) * len(THRESHOLDS) * 2 * 2
+    assert list(data["threshold"].cat.categories) == ["20h", "none"]  # "none" last
+    assert list(data["metric"].cat.categories) == ["AvgWait", "worst MaxWait"]
+    assert type(plot.facet).__name__ == "facet_grid"
+    row = protocol.filter((pl.col("trace") == "SDSC-SP2") & (pl.col("threshold") == "20h"))
+    got = data[
+        (data["trace"] == "SDSC-SP2")
+        & (data["threshold"] == "20h")
+        & (data["metric"] == "AvgWait")
+        & (data["split"] == "test")
+    ]
+    assert math.isclose(got["value"].iloc[0], row["test_mean_relative_avg_wait"][0])
+    assert math.isclose(got["high"].iloc[0], row["test_ci_high"][0])
+    assert all(name in flat_record(plot.labels.title) for name in TRACES)
+    assert "relative to EASY-FCFS-FCFS" in flat_record(plot.labels.y)
+    with pytest.raises(ConfigurationError, match="no rows"):
+        protocol_threshold_plot(protocol.head(0))
+
+
+def test_baseline_caption(summary: pl.DataFrame) -> None:
+    caption = baseline_caption(summary)
+    assert caption.startswith("Baseline EASY-FCFS-FCFS mean weekly AvgWait: ")
+    for trace in TRACES:
+        hours = {}
+        for split in SPLITS:
+            seconds = summary.filter(
+                (pl.col("trace") == trace)
+                & (pl.col("split") == split)
+                & (pl.col("primary") == "FCFS")
+                & (pl.col("backfill") == "FCFS")
+                & (pl.col("threshold") == "none")
+            )["mean_avg_wait_s"][0]
+            hours[split] = f"{seconds / 3600:.2f} h"
+        assert f"{trace} train {hours['train']}, test {hours['test']}" in caption
+    with pytest.raises(ConfigurationError, match="'80h'"):
+        baseline_caption(summary, "80h")
+
+
+def test_train_test_pairs_plot(summary: pl.DataFrame) -> None:
+    plot = train_test_pairs_plot(summary, threshold="20h")
+    data = plot.data
+    assert len(data) == len(TRACES) * 7 * len(BACKFILLS)
+    assert data.groupby("trace", observed=True).size().tolist() == [7 * len(BACKFILLS)] * 2
+    expected = summary.filter(
+        (pl.col("trace") == "KTH-SP2")
+        & (pl.col("threshold") == "20h")
+        & (pl.col("primary") == "SQF")
+        & (pl.col("backfill") == "LQF")
+    )
+    point = data[
+        (data["trace"] == "KTH-SP2") & (data["primary"] == "SQF") & (data["backfill"] == "LQF")
+    ]
+    for split in SPLITS:
+        value = expected.filter(pl.col("split") == split)["mean_relative_avg_wait"][0]
+        assert math.isclose(point[split].iloc[0], value)
+    assert flat_record(plot.labels.caption) == baseline_caption(summary)
+    # Long texts are wrapped so that they fit a 7-inch-wide figure.
+    assert max(len(line) for line in plot.labels.title.splitlines()) <= 72
+    assert max(len(line) for line in plot.labels.caption.splitlines()) <= 115
+    assert "20 h" in flat_record(plot.labels.title) and all(
+        name in flat_record(plot.labels.title) for name in TRACES
+    )
+    assert "training" in flat_record(plot.labels.x) and "test" in flat_record(plot.labels.y)
+    with pytest.raises(ConfigurationError, match="'10h'"):
+        train_test_pairs_plot(summary, threshold="10h")
+    only_train = summary.filter(pl.col("split") == "train")
+    with pytest.raises(ConfigurationError, match="both train and test"):
+        train_test_pairs_plot(only_train, threshold="20h")
+
+
+# --------------------------------------------------------------------------------------------
+# Saved files
+# --------------------------------------------------------------------------------------------
+
+
+def _png_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
+    """(type, payload) of every chunk of a PNG file, CRC checked."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    chunks = []
+    offset = 8
+    while offset < len(data):
+        (length,) = struct.unpack(">I", data[offset : offset + 4])
+        kind = data[offset + 4 : offset + 8]
+        payload = data[offset + 8 : offset + 8 + length]
+        (crc,) = struct.unpack(">I", data[offset + 8 + length : offset + 12 + length])
+        assert crc == zlib.crc32(kind + payload) & 0xFFFFFFFF
+        chunks.append((kind, payload))
+        offset += 12 + length
+    return chunks
+
+
+def _png_text(chunks: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    """Key/value pairs of the tEXt chunks."""
+    texts = {}
+    for kind, payload in chunks:
+        if kind == b"tEXt":
+            key, _, value = payload.partition(b"\x00")
+            texts[key.decode("latin-1")] = value.decode("latin-1")
+    return texts
+
+
+@pytest.fixture(scope="module")
+def all_plots(
+    weekly: pl.DataFrame, summary: pl.DataFrame, protocol: pl.DataFrame
+) -> dict[str, ggplot]:
+    return {
+        "weekly": weekly_avg_wait_plot(weekly, "KTH-SP2", relative=True),
+        "pairs": pair_scatter_plot(summary, "KTH-SP2"),
+        "backfill": backfill_facet_plot(summary, "KTH-SP2"),
+        "threshold": threshold_comparison_plot(summary, "KTH-SP2"),
+        "protocol": protocol_threshold_plot(protocol),
+        "train_test": train_test_pairs_plot(summary),
+    }
+
+
+@pytest.mark.parametrize(
+    "name", ["weekly", "pairs", "backfill", "threshold", "protocol", "train_test"]
+)
+def test_save_figure(all_plots: dict[str, ggplot], tmp_path: Path, name: str) -> None:
+    figures_before = set(plt.get_fignums())
+    png, pdf = tmp_path / "fig" / f"{name}.png", tmp_path / "fig" / f"{name}.pdf"
+    save_figure(all_plots[name], png, pdf, provenance={**PROVENANCE, "figure": name}, dpi=100)
+    assert set(plt.get_fignums()) == figures_before  # no leaked matplotlib figure
+    assert sorted(path.name for path in png.parent.iterdir()) == [f"{name}.pdf", f"{name}.png"]
+
+    data = png.read_bytes()
+    assert len(data) > 10_000
+    chunks = _png_chunks(data)
+    assert chunks[0][0] == b"IHDR"
+    width, height = struct.unpack(">II", chunks[0][1][:8])
+    assert (width, height) == (700, 450)
+    texts = _png_text(chunks)
+    assert texts["Software"] == "schedlab"
+    assert json.loads(texts["Description"]) == {**PROVENANCE, "figure": name}
+    assert texts["Description"] == json.dumps({**PROVENANCE, "figure": name}, sort_keys=True)
+
+    document = pdf.read_bytes()
+    assert document.startswith(b"%PDF")
+    assert len(document) > 1_000
+    subject = json.dumps({**PROVENANCE, "figure": name}, sort_keys=True)
+    assert b"/Subject (" + subject.encode("ascii") + b")" in document
+    assert b"/Creator (schedlab)" in document
+
+
+def test_save_figure_default_size(all_plots: dict[str, ggplot], tmp_path: Path) -> None:
+    png, pdf = tmp_path / "default.png", tmp_path / "default.pdf"
+    save_figure(all_plots["pairs"], png, pdf)
+    width, height = struct.unpack(">II", _png_chunks(png.read_bytes())[0][1][:8])
+    assert (width, height) == (round(7.0 * 150), round(4.5 * 150))
+    assert json.loads(_png_text(_png_chunks(png.read_bytes()))["Description"]) == {}
+
+
+def test_save_figure_failed_draw_leaves_nothing(tmp_path: Path) -> None:
+    frame = pl.DataFrame({"x": [1.0, 2.0], "y": [3.0, 4.0]}).to_pandas()
+    broken = ggplot(frame, aes("x", "no_such_column")) + geom_point()
+    figures_before = set(plt.get_fignums())
+    with pytest.raises(Exception, match="no_such_column"):
+        save_figure(broken, tmp_path / "broken.png", tmp_path / "broken.pdf")
+    assert list(tmp_path.iterdir()) == []
+    assert set(plt.get_fignums()) == figures_before
+
+
+def test_save_figure_keeps_old_files_on_failure(
+    all_plots: dict[str, ggplot], tmp_path: Path
+) -> None:
+    png, pdf = tmp_path / "keep.png", tmp_path / "keep.pdf"
+    png.write_bytes(b"old png")
+    pdf.write_bytes(b"old pdf")
+    broken = ggplot(pl.DataFrame({"x": [1.0]}).to_pandas(), aes("x", "missing")) + geom_point()
+    with pytest.raises(Exception, match="missing"):
+        save_figure(broken, png, pdf)
+    assert png.read_bytes() == b"old png" and pdf.read_bytes() == b"old pdf"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["keep.pdf", "keep.png"]
+
+
+def test_save_figure_rejects_bad_arguments(all_plots: dict[str, ggplot], tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="positive"):
+        save_figure(all_plots["pairs"], tmp_path / "a.png", tmp_path / "a.pdf", dpi=0)
+    with pytest.raises(ConfigurationError, match="same"):
+        save_figure(all_plots["pairs"], tmp_path / "a.png", tmp_path / "a.png")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_save_figure_is_byte_identical_across_runs(
+    all_plots: dict[str, ggplot], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No time stamp in either file: a rerun (or a cluster run) reproduces the same bytes."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    save_figure(all_plots["pairs"], first / "a.png", first / "a.pdf", provenance=PROVENANCE)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")  # would be written if a date were written
+    save_figure(all_plots["pairs"], second / "a.png", second / "a.pdf", provenance=PROVENANCE)
+    assert b"/CreationDate" not in (first / "a.pdf").read_bytes()
+    for name in ("a.png", "a.pdf"):
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
+
+
+def test_save_figure_draws_one_figure_at_a_time_across_threads(
+    all_plots: dict[str, ggplot], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Snakemake's thread mode runs figure jobs in parallel threads; matplotlib's rcParams and
+    figure list are global, so drawing must be serialised (overlapping themes once produced a
+    PDF whose grid was drawn over the reference line)."""
+    active, overlaps, lock = [0], [], threading.Lock()
+    original = ggplot.save
+
+    def tracking_save(self: ggplot, *args: object, **kwargs: object) -> None:
+        with lock:
+            active[0] += 1
+            overlaps.append(active[0])
+        time.sleep(0.05)  # widen the window a race would need
+        try:
+            original(self, *args, **kwargs)
+        finally:
+            with lock:
+                active[0] -= 1
+
+    monkeypatch.setattr(ggplot, "save", tracking_save)
+    names = ["pairs", "protocol", "weekly", "pairs"]
+    threads = [
+        threading.Thread(
+            target=save_figure,
+            args=(all_plots[name], tmp_path / f"{i}.png", tmp_path / f"{i}.pdf"),
+        )
+        for i, name in enumerate(names)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(overlaps) == 2 * len(names) and max(overlaps) == 1
+    assert all((tmp_path / f"{i}.pdf").read_bytes().startswith(b"%PDF") for i in range(4))

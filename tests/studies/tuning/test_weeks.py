@@ -1,0 +1,254 @@
+"""Per-week simulation campaigns (scheduler.studies.tuning.weeks) on resampled KTH-SP2 weeks: every
+weekly figure must equal what the public ``scheduler.simulate`` reports for that week alone."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+import scheduler
+from scheduler.core.errors import ConfigurationError
+from scheduler.core.units import parse_duration
+from scheduler.sim.arrays import week_arrays
+from scheduler.studies.tuning.schema import WEEKLY_COLUMNS
+from scheduler.studies.tuning.weeks import simulate_weeks
+from scheduler.traces.filters import strong_filter
+from scheduler.traces.resample import resample_weeks, split_at_midpoint
+from scheduler.traces.swf import read_swf
+
+MACHINE = 100
+WEEK_INDICES = [0, 1, 7]
+FIGURES = ("avg_wait_s", "max_wait_s", "avg_bsld", "max_bsld", "utilisation")
+CONFIGS = [("FCFS", "FCFS", "none"), ("SPF", "LPF", "none"), ("LEXP", "SPF", "5h")]
+
+
+@pytest.fixture(scope="module")
+def weeks(kth_path) -> pl.DataFrame:
+    filtered, _ = strong_filter(read_swf(kth_path))
+    assert filtered.machine_procs == MACHINE
+    train = split_at_midpoint(filtered.jobs, name="KTH-SP2")["train"]
+    return resample_weeks(train, WEEK_INDICES, seed=11, trace="KTH-SP2", split="train")
+
+
+@pytest.fixture(scope="module")
+def arrays(weeks):
+    return week_arrays(weeks, MACHINE, source="batch.parquet")
+
+
+def run(arrays, primary, backfill, threshold):
+    return simulate_weeks(
+        arrays,
+        MACHINE,
+        primary=primary,
+        backfill=backfill,
+        threshold=threshold,
+        threshold_s=parse_duration(threshold),
+        trace="KTH-SP2",
+        split="train",
+    )
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=["/".join(c) for c in CONFIGS])
+def test_weekly_figures_match_simulate(weeks, arrays, config):
+    primary, backfill, threshold = config
+    table = run(arrays, primary, backfill, threshold)
+    assert dict(table.schema) == WEEKLY_COLUMNS
+    assert table.columns == list(WEEKLY_COLUMNS)
+    assert table["week_index"].to_list() == WEEK_INDICES
+    assert (table["trace"] == "KTH-SP2").all() and (table["split"] == "train").all()
+    assert (table["primary"] == primary).all() and (table["backfill"] == backfill).all()
+    assert (table["threshold"] == threshold).all()
+    assert table["threshold_s"].to_list() == [parse_duration(threshold)] * len(WEEK_INDICES)
+    for row in table.iter_rows(named=True):
+        week = weeks.filter(pl.col("week_index") == row["week_index"])
+        summary = scheduler.simulate(
+            week, primary, backfill, threshold, machine_procs=MACHINE
+        ).summary
+        assert row["jobs"] == week.height == summary.jobs
+        for name in FIGURES:
+            assert row[name] == pytest.approx(getattr(summary, name), rel=1e-12), name
+
+
+def test_threshold_is_applied(arrays):
+    """The finite threshold changes the schedule, so the comparison above is meaningful."""
+    with_threshold = run(arrays, "SPF", "SPF", "5h")
+    without = run(arrays, "SPF", "SPF", "none")
+    assert not with_threshold.select(FIGURES).equals(without.select(FIGURES))
+
+
+def test_configurations_differ(arrays):
+    fcfs = run(arrays, "FCFS", "FCFS", "none")
+    spf = run(arrays, "SPF", "FCFS", "none")
+    assert not np.allclose(fcfs["avg_wait_s"].to_numpy(), spf["avg_wait_s"].to_numpy())
+    # the same jobs are simulated whatever the policy
+    assert fcfs["jobs"].equals(spf["jobs"])
+    assert (fcfs["utilisation"] > 0).all() and (fcfs["utilisation"] <= 1).all()
+
+
+def test_week_arrays_cut_weeks(weeks, arrays):
+    heights = weeks.group_by("week_index").len().sort("week_index")["len"].to_list()
+    assert arrays.week_index.tolist() == WEEK_INDICES
+    assert np.diff(arrays.bounds).tolist() == heights
+    assert arrays.bounds[0] == 0 and arrays.bounds[-1] == weeks.height
+    # procs: allocated processors, else requested ones
+    expected_procs = (
+        weeks.select(
+            pl.when(pl.col("alloc_procs") > 0)
+            .then(pl.col("alloc_procs"))
+            .otherwise(pl.col("req_procs"))
+        )
+        .to_series()
+        .cast(pl.Float64)
+        .to_numpy()
+    )
+    np.testing.assert_array_equal(arrays.procs, expected_procs)
+    np.testing.assert_array_equal(arrays.estimate_s, weeks["req_time_s"].cast(float).to_numpy())
+
+
+def test_week_arrays_do_not_depend_on_row_order(weeks, arrays):
+    shuffled = weeks.sample(fraction=1.0, shuffle=True, seed=5)
+    assert not shuffled["job_id"].equals(weeks["job_id"])
+    again = week_arrays(shuffled, MACHINE)
+    for name in ("week_index", "bounds", "job_id", "submit_s", "run_s", "procs", "estimate_s"):
+        np.testing.assert_array_equal(getattr(again, name), getattr(arrays, name), err_msg=name)
+
+
+def test_weeks_simulated_independently(weeks):
+    """A week's figures do not depend on the other weeks of the batch."""
+    alone = run(week_arrays(weeks.filter(pl.col("week_index") == 7), MACHINE), "SPF", "LPF", "none")
+    together = run(week_arrays(weeks, MACHINE), "SPF", "LPF", "none")
+    assert alone.row(0) == together.filter(pl.col("week_index") == 7).row(0)
+
+
+def _break(weeks: pl.DataFrame, week: int, job: int, **values) -> pl.DataFrame:
+    hit = (pl.col("week_index") == week) & (pl.col("job_id") == job)
+    return weeks.with_columns(
+        pl.when(hit).then(pl.lit(v)).otherwise(pl.col(c)).cast(weeks.schema[c]).alias(c)
+        for c, v in values.items()
+    )
+
+
+@pytest.mark.parametrize(
+    ("values", "field"),
+    [
+        ({"alloc_procs": MACHINE + 1}, "procs"),
+        ({"alloc_procs": -1, "req_procs": -1}, "procs"),
+        ({"run_s": 0}, "run_s"),
+        ({"run_s": -5}, "run_s"),
+        ({"req_time_s": 0}, "req_time_s"),
+        ({"req_time_s": -1}, "req_time_s"),
+    ],
+    ids=["procs>m", "no-procs", "run=0", "run<0", "req=0", "req<0"],
+)
+def test_week_arrays_errors_name_source_week_and_job(weeks, values, field):
+    bad = _break(weeks, 1, 17, **values)
+    with pytest.raises(ConfigurationError) as info:
+        week_arrays(bad, MACHINE, source="results/KTH-SP2/batch-0.parquet")
+    message = str(info.value)
+    assert "results/KTH-SP2/batch-0.parquet" in message
+    assert "week 1," in message
+    assert "job 17:" in message
+    assert f"field {field} " in message
+
+
+def test_week_arrays_empty_table(weeks):
+    with pytest.raises(ConfigurationError, match="empty-batch"):
+        week_arrays(weeks.clear(), MACHINE, source="empty-batch")
+
+
+@pytest.mark.parametrize(("primary", "backfill"), [("XYZ", "FCFS"), ("FCFS", "nope")])
+def test_unknown_policy(arrays, primary, backfill):
+    with pytest.raises(ConfigurationError, match="unknown policy"):
+        simulate_weeks(
+            arrays,
+            MACHINE,
+            primary=primary,
+            backfill=backfill,
+            threshold="none",
+            threshold_s=math.inf,
+            trace="t",
+            split="train",
+        )
+
+
+def test_nan_threshold_refused(arrays):
+    with pytest.raises(ConfigurationError, match="threshold"):
+        simulate_weeks(
+            arrays, MACHINE, primary="FCFS", backfill="FCFS", threshold="x",
+            threshold_s=math.nan, trace="t", split="train",
+        )  # fmt: skip
+
+
+def test_negative_infinite_threshold_refused(arrays):
+    with pytest.raises(ConfigurationError, match="threshold"):
+        simulate_weeks(
+            arrays, MACHINE, primary="FCFS", backfill="FCFS", threshold="x",
+            threshold_s=-math.inf, trace="t", split="train",
+        )  # fmt: skip
+
+
+def test_negative_threshold_refused(arrays):
+    with pytest.raises(ConfigurationError, match="threshold"):
+        simulate_weeks(
+            arrays, MACHINE, primary="FCFS", backfill="FCFS", threshold="x",
+            threshold_s=-1.0, trace="t", split="train",
+        )  # fmt: skip
+
+
+# -- the exact shortcut: weeks whose MaxWait without threshold is <= Θ are copied ----------------
+
+
+@pytest.fixture(scope="module")
+def many_arrays(kth_path):
+    filtered, _ = strong_filter(read_swf(kth_path))
+    train = split_at_midpoint(filtered.jobs, name="KTH-SP2")["train"]
+    weeks = resample_weeks(train, range(30), seed=5, trace="KTH-SP2", split="train")
+    return week_arrays(weeks, MACHINE)
+
+
+@pytest.mark.parametrize("pair", [("FCFS", "FCFS"), ("LCFS", "SPF"), ("LEXP", "LQF")])
+@pytest.mark.parametrize("threshold", ["30m", "5h", "20h", "80h"])
+def test_copying_unthresholded_weeks_equals_simulating_them(many_arrays, pair, threshold):
+    primary, backfill = pair
+    unthresholded = run(many_arrays, primary, backfill, "none")
+    direct = run(many_arrays, primary, backfill, threshold)
+    shortcut = simulate_weeks(
+        many_arrays, MACHINE, primary=primary, backfill=backfill, threshold=threshold,
+        threshold_s=parse_duration(threshold), trace="KTH-SP2", split="train",
+        unthresholded=unthresholded,
+    )  # fmt: skip
+    assert shortcut.equals(direct)
+    copied = (unthresholded["max_wait_s"] <= parse_duration(threshold)).sum()
+    # the comparison is meaningful: weeks were copied at a large Θ, simulated at a small one
+    if threshold == "80h":
+        assert copied > 0
+    if threshold == "30m":
+        assert copied < unthresholded.height
+
+
+def test_threshold_changes_weeks_whose_max_wait_exceeds_it(many_arrays):
+    """The shortcut's premise is sharp: weeks with MaxWait > Θ do change under Θ."""
+    unthresholded = run(many_arrays, "LCFS", "FCFS", "none")
+    thresholded = run(many_arrays, "LCFS", "FCFS", "5h")
+    over = unthresholded["max_wait_s"].to_numpy() > 5 * 3600
+    assert over.any()
+    changed = unthresholded["avg_wait_s"].to_numpy() != thresholded["avg_wait_s"].to_numpy()
+    assert changed[~over].sum() == 0 and changed[over].any()
+
+
+def test_unthresholded_table_must_match(many_arrays):
+    other_pair = run(many_arrays, "SPF", "FCFS", "none")
+    with pytest.raises(ConfigurationError, match="without threshold"):
+        simulate_weeks(
+            many_arrays, MACHINE, primary="FCFS", backfill="FCFS", threshold="5h",
+            threshold_s=18000.0, trace="KTH-SP2", split="train", unthresholded=other_pair,
+        )  # fmt: skip
+    fewer_weeks = run(many_arrays, "FCFS", "FCFS", "none").head(10)
+    with pytest.raises(ConfigurationError, match="same weeks"):
+        simulate_weeks(
+            many_arrays, MACHINE, primary="FCFS", backfill="FCFS", threshold="5h",
+            threshold_s=18000.0, trace="KTH-SP2", split="train", unthresholded=fewer_weeks,
+        )  # fmt: skip

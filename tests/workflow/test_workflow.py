@@ -1,0 +1,361 @@
+"""End-to-end tests of the Snakemake workflow: real Snakemake runs on a tiny study.
+
+The study is a six-week slice of the real KTH-SP2 log served from a local mirror directory,
+two resampled weeks per job, 2 x 2 policies and two thresholds. The workflow files are copied
+into a temporary directory so the tests never touch the repository's results.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+
+from scheduler.core.provenance import read_csv, read_parquet_provenance
+
+ROOT = Path(__file__).resolve().parents[2]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+SLICE_WEEKS = 6
+
+pytestmark = pytest.mark.workflow
+
+
+def tiny_config(mirror: Path, **tuning: object) -> dict:
+    """The tiny study's config (overlaid on config/config.yaml by Snakemake)."""
+    study = {
+        "traces": ["KTH-slice"],
+        "weeks_per_split": 4,
+        "weeks_per_job": 2,
+        "primary_policies": ["FCFS", "SPF"],
+        "backfill_policies": ["FCFS", "SPF"],
+        "thresholds": ["none", "20h"],
+        "figures": {"weeks": 4},
+    }
+    study.update(tuning)
+    return {
+        "traces": {
+            "KTH-slice": {"url": "https://archive.invalid/l_kth/KTH-slice.swf.gz", "sha256": None}
+        },
+        "archive": {"mirror_dirs": [str(mirror)], "offline": True},
+        "tuning": study,
+        "online": {
+            "traces": ["KTH-slice"],
+            "replicas": 2,
+            "weeks": 3,
+            "policies": ["FCFS", "SPF", "LQF"],
+            "periods": ["1d", "1w"],
+            "selectors": ["random", "full", "noisy", "bandit", "ucb", "swucb"],
+            "epsilons": [0.1, 0.5],
+        },
+    }
+
+
+def write_slice(source: Path, target: Path, weeks: int = SLICE_WEEKS) -> None:
+    """The header and the jobs of the first ``weeks`` weeks of an SWF log, gzipped."""
+    lines, first = [], None
+    with gzip.open(source, "rt") as handle:
+        for line in handle:
+            if line.startswith(";") or not line.strip():
+                lines.append(line)
+                continue
+            submit = int(line.split()[1])
+            first = submit if first is None else first
+            if submit - first >= weeks * 7 * 86400:
+                break
+            lines.append(line)
+    target.write_bytes(gzip.compress("".join(lines).encode(), mtime=0))
+
+
+def make_project(tmp: Path, kth_path: Path) -> Path:
+    """A copy of the workflow (Snakefile, rules, config, profile) and a mirror with the slice."""
+    project = tmp / "project"
+    project.mkdir()
+    shutil.copy(ROOT / "Snakefile", project)
+    for directory in ("workflow", "config", "profiles"):
+        shutil.copytree(ROOT / directory, project / directory)
+    mirror = tmp / "mirror"
+    mirror.mkdir()
+    write_slice(kth_path, mirror / "KTH-slice.swf.gz")
+    write_config(project, tiny_config(mirror))
+    return project
+
+
+def write_config(project: Path, config: dict) -> None:
+    (project / "tiny.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+def snakemake(project: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run Snakemake for real in ``project`` with the tiny config; return the finished process."""
+    command = [*SNAKEMAKE, "--cores", "2", "--configfile", "tiny.yaml", *args]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    done = subprocess.run(
+        command, cwd=project, capture_output=True, text=True, timeout=600, env=env
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+    return done
+
+
+def planned_jobs(project: Path) -> dict[str, int]:
+    """Rule -> number of jobs Snakemake would run now (from a dry run's job stats)."""
+    done = snakemake(project, "--dry-run", "--quiet", "rules")
+    text = done.stdout + done.stderr
+    if "Nothing to be done" in text:
+        return {}
+    return job_stats(text)
+
+
+def job_stats(output: str) -> dict[str, int]:
+    """Rule -> number of jobs, from the "Job stats" table Snakemake prints before it runs."""
+    table = output[output.index("Job stats:") :].split("\ntotal", 1)[0]
+    counts = {}
+    for match in re.finditer(r"^(\w+)\s+(\d+)$", table, flags=re.MULTILINE):
+        counts[match.group(1)] = int(match.group(2))
+    assert counts, output
+    return counts
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
+    """The tiny study, run once for the module."""
+    project = make_project(tmp_path_factory.mktemp("workflow"), kth_path)
+    snakemake(project)
+    return project
+
+
+def test_lint_is_clean(tmp_path: Path, kth_path: Path) -> None:
+    project = make_project(tmp_path, kth_path)
+    done = snakemake(project, "--lint")
+    assert "Congratulations" in done.stdout + done.stderr
+
+
+def test_dry_run_plans_the_whole_study(tmp_path: Path, kth_path: Path) -> None:
+    project = make_project(tmp_path, kth_path)
+    jobs = planned_jobs(project)
+    # 2 splits x (2 x 2 pairs x 2 thresholds) x 2 batches of 2 weeks
+    assert jobs["simulate_batch"] == 2 * 8 * 2
+    assert jobs["resample_weeks"] == 2 * 2
+    assert jobs["download_trace"] == jobs["filter_trace"] == jobs["split_trace"] == 1
+    assert jobs["trace_figure"] == 6
+    assert jobs["study_figure"] == 2
+    # online: 2 replicas x (3 fixed + 2 periods x (random, full, noisy, ucb, swucb, 2 bandits))
+    assert jobs["online_run"] == 2 * (3 + 2 * 7)
+    assert jobs["period_costs"] == 2 * 2 and jobs["long_trace"] == 2
+    assert jobs["online_tables"] == 1 and jobs["online_figure"] == 5
+    assert not (project / "results").exists()
+
+
+@pytest.mark.parametrize(
+    ("selectors", "figures"),
+    [(["full", "bandit"], 5), (["bandit"], 5), (["random", "ucb"], 3)],
+)
+def test_choice_share_figures_are_planned_only_for_selectors_they_show(
+    tmp_path: Path, kth_path: Path, selectors: list[str], figures: int
+) -> None:
+    """Choice shares show the noisy (else full) selector and the bandit: without any of them
+    the figure is not planned (it would fail after the whole study had run)."""
+    project = make_project(tmp_path, kth_path)
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    config["online"]["selectors"] = selectors
+    write_config(project, config)
+    assert planned_jobs(project)["online_figure"] == figures
+
+
+def test_tables_have_expected_rows_and_baseline_is_one(study: Path) -> None:
+    summary = read_csv(study / "results/tuning/tables/KTH-slice_summary.csv")
+    assert summary.height == 2 * 8  # splits x cases
+    assert set(summary["weeks"].to_list()) == {4}
+    baseline = summary.filter(
+        (pl.col("primary") == "FCFS") & (pl.col("backfill") == "FCFS")
+        & (pl.col("threshold") == "none")
+    )  # fmt: skip
+    assert baseline.height == 2
+    assert baseline["mean_relative_avg_wait"].to_list() == [1.0, 1.0]
+    assert baseline["relative_worst_max_wait"].to_list() == [1.0, 1.0]
+    weekly = pl.read_parquet(study / "results/tuning/KTH-slice/weekly.parquet")
+    assert weekly.height == 2 * 8 * 4
+    assert sorted(set(weekly["week_index"].to_list())) == [0, 1, 2, 3]
+    assert (weekly["jobs"] > 0).all()
+    protocol = read_csv(study / "results/tuning/tables/protocol.csv")
+    assert protocol.height == 2  # one learned pair per threshold
+    assert set(protocol["threshold"].to_list()) == {"none", "20h"}
+    assert ((protocol["p_holm"] >= protocol["t_p_value"]) | protocol["p_holm"].is_nan()).all()
+    markdown = (study / "results/tuning/tables/protocol.md").read_text()
+    assert markdown.count("\n| KTH-slice |") == 2 and "<!-- provenance:" in markdown
+
+
+def test_outputs_record_config_and_versions(study: Path) -> None:
+    record = read_parquet_provenance(
+        study / "results/tuning/KTH-slice/sims/train/SPF/FCFS/20h/batch1.parquet"
+    )
+    assert record["config"]["primary"] == "SPF" and record["config"]["threshold"] == "20h"
+    assert set(record["versions"]) >= {"schedlab", "numba", "polars", "snakemake"}
+    first_line = (study / "results/tuning/tables/protocol.csv").read_text().splitlines()[0]
+    assert first_line.startswith("# provenance: {") and '"statsmodels"' in first_line
+
+
+def test_figures_are_real_images(study: Path) -> None:
+    figures = sorted((study / "results/tuning/figures").rglob("*.png"))
+    assert len(figures) == 6 + 2
+    for png in figures:
+        data = png.read_bytes()
+        assert data.startswith(b"\x89PNG") and len(data) > 10_000, png
+        assert b"schedlab" in data  # provenance in the PNG text chunks
+        pdf = png.with_suffix(".pdf").read_bytes()
+        assert pdf.startswith(b"%PDF") and len(pdf) > 5_000
+
+
+def test_logs_and_benchmarks_are_written(study: Path) -> None:
+    log = (study / "logs/tuning/KTH-slice/sims/test/SPF/SPF/none/batch0.log").read_text()
+    assert "EASY-SPF-SPF Θ=none: 2 weeks (0 copied from Θ=none)" in log
+    thresholded = study / "logs/tuning/KTH-slice/sims/test/SPF/SPF/20h/batch0.log"
+    assert re.search(r"Θ=20h: 2 weeks \([0-2] copied from Θ=none\)", thresholded.read_text())
+    benchmark = study / "benchmarks/tuning/KTH-slice/sims/test/SPF/SPF/none/batch0.tsv"
+    assert benchmark.read_text().startswith("s\th:m:s")
+    fetched = json.loads((study / "resources/traces/KTH-slice.fetch.json").read_text())
+    assert fetched["origin"] == "mirror" and fetched["source_path"].endswith("KTH-slice.swf.gz")
+    assert fetched["provenance"]["step"] == "download"
+
+
+def test_rerun_does_nothing(study: Path) -> None:
+    assert planned_jobs(study) == {}
+
+
+def copy_with(study: Path, tmp_path: Path, **tuning: object) -> Path:
+    """A copy of the finished study whose config has the given ``tuning`` keys changed."""
+    project = tmp_path / "copy"
+    shutil.copytree(study, project, symlinks=True)
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    config["tuning"].update(tuning)
+    write_config(project, config)
+    return project
+
+
+def test_adding_a_threshold_reruns_only_new_simulations(study: Path, tmp_path: Path) -> None:
+    project = copy_with(study, tmp_path, thresholds=["none", "20h", "40h"])
+    jobs = planned_jobs(project)
+    assert jobs.pop("simulate_batch") == 2 * 4 * 2  # splits x pairs x batches, Θ = 40h only
+    assert "filter_trace" not in jobs and "resample_weeks" not in jobs
+    assert "online_run" not in jobs and "online_tables" not in jobs
+    assert {"collect_weekly", "summarize_trace", "tuning_protocol"} <= set(jobs)
+
+
+def test_adding_a_policy_reruns_only_new_simulations(study: Path, tmp_path: Path) -> None:
+    project = copy_with(study, tmp_path, primary_policies=["FCFS", "SPF", "LQF"])
+    jobs = planned_jobs(project)
+    assert jobs["simulate_batch"] == 2 * 1 * 2 * 2 * 2  # splits x LQF x backfills x Θ x batches
+    snakemake(project)
+    assert planned_jobs(project) == {}
+    summary = read_csv(project / "results/tuning/tables/KTH-slice_summary.csv")
+    assert summary.height == 2 * 12
+
+
+def test_more_weeks_add_only_new_batches(study: Path, tmp_path: Path) -> None:
+    jobs = planned_jobs(copy_with(study, tmp_path, weeks_per_split=6))
+    assert jobs["resample_weeks"] == 2  # batch 2 of each split
+    assert jobs["simulate_batch"] == 2 * 8  # splits x cases, batch 2 only
+    assert "filter_trace" not in jobs and "split_trace" not in jobs
+
+
+def test_online_study_tables_and_figures(study: Path) -> None:
+    changes = read_csv(study / "results/online/tables/changes.csv")
+    fixed = changes.filter(pl.col("strategy").str.starts_with("fixed:"))
+    assert fixed.height == 3
+    reference = fixed.filter(pl.col("strategy") == "fixed:FCFS")
+    assert reference["relative_change"].to_list() == [0.0]
+    selectors = set(changes.filter(pl.col("period") == "1d")["strategy"].to_list())
+    assert {"random", "full", "noisy", "ucb", "swucb", "bandit (LOTO ε)"} <= selectors
+    best = changes.filter(pl.col("strategy") == "best fixed (hindsight)")
+    assert best["relative_change"][0] == fixed["relative_change"].min()
+    epsilon = read_csv(study / "results/online/tables/epsilon.csv")
+    assert set(epsilon["chosen"].to_list()) <= {0.1, 0.5}
+    choices = pl.read_parquet(study / "results/online/KTH-slice/choices/1d/noisy/replica1.parquet")
+    assert choices["period_index"].to_list() == list(range(choices.height))
+    assert set(choices["policy"].to_list()) <= {"FCFS", "SPF", "LQF"}
+    observed = choices.filter(pl.col("costs_s").is_not_null())  # noisy logs its cost vectors
+    assert observed.height >= choices.height - 1
+    assert all(len(costs) == 3 for costs in observed["costs_s"].to_list())
+    figures = sorted((study / "results/online/figures/KTH-slice").glob("*.png"))
+    assert [f.stem for f in figures] == [
+        "choice_shares_1d", "choice_shares_1w", "fixed_improvement",
+        "selector_improvement_1d", "selector_improvement_1w",
+    ]  # fmt: skip
+    assert all(f.stat().st_size > 10_000 for f in figures)
+
+
+def test_report_contains_every_figure_and_table(study: Path) -> None:
+    snakemake(study, "--report", "report.html")
+    html = (study / "report.html").read_text(errors="replace")
+    assert len(html) > 100_000
+    names = ("weekly_avg_wait", "pairs_worst_max_wait", "train_test_pairs", "protocol.csv",
+             "selector_improvement_1d", "choice_shares_1w", "changes.csv")  # fmt: skip
+    for name in names:
+        assert name in html
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"thresholds": ["none", "20"]}, "needs a unit"),
+        ({"primary_policies": ["FCFS", "XYZ"]}, "unknown policy 'XYZ'"),
+        ({"traces": ["NOPE"]}, "unknown trace 'NOPE'"),
+        ({"weeks_per_job": 0}, "weeks_per_job"),
+    ],
+)
+def test_bad_config_is_refused_before_anything_runs(
+    tmp_path: Path, kth_path: Path, change: dict, message: str
+) -> None:
+    project = make_project(tmp_path, kth_path)
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    config["tuning"].update(change)
+    write_config(project, config)
+    done = snakemake(project, check=False)
+    assert done.returncode != 0
+    assert message in done.stdout + done.stderr
+    assert not (project / "results").exists()
+
+
+def test_unknown_config_key_is_refused(tmp_path: Path, kth_path: Path) -> None:
+    project = make_project(tmp_path, kth_path)
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    config["tunning"] = {}
+    write_config(project, config)
+    done = snakemake(project, check=False)
+    assert done.returncode != 0 and "tunning" in done.stdout + done.stderr
+
+
+def test_malformed_trace_line_names_file_line_field_and_log(tmp_path: Path, kth_path: Path) -> None:
+    project = make_project(tmp_path, kth_path)
+    mirror = tmp_path / "mirror" / "KTH-slice.swf.gz"
+    lines = gzip.decompress(mirror.read_bytes()).decode().splitlines(keepends=True)
+    bad = next(i for i, line in enumerate(lines) if not line.startswith(";")) + 5
+    fields = lines[bad].split()
+    fields[3] = "12x"  # run time
+    lines[bad] = " ".join(fields) + "\n"
+    mirror.write_bytes(gzip.compress("".join(lines).encode(), mtime=0))
+    done = snakemake(project, check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert f"KTH-slice.swf.gz:{bad + 1}" in output and "run_s" in output
+    assert "logs/filter/KTH-slice.log" in output
+    assert not (project / "results/KTH-slice/filtered.parquet").exists()
+
+
+def test_checksum_mismatch_keeps_nothing(tmp_path: Path, kth_path: Path) -> None:
+    project = make_project(tmp_path, kth_path)
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    config["traces"]["KTH-slice"]["sha256"] = "0" * 64
+    write_config(project, config)
+    done = snakemake(project, check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0 and "0" * 64 in output
+    assert not (project / "resources/traces/KTH-slice.swf.gz").exists()

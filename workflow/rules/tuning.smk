@@ -1,0 +1,198 @@
+# One job = one (trace, split, primary, backfill, threshold) on one batch of resampled weeks
+# (tuning.weeks_per_job weeks). On a cluster the profile packs many of them per submission
+# through the "simulate" group. A thresholded job reads the same batch simulated without
+# threshold and copies the weeks whose MaxWait there is <= Θ (identical runs, see
+# scheduler.studies.tuning.weeks.simulate_weeks).
+rule simulate_batch:
+    input:
+        weeks="results/{trace}/weeks/{split}/batch{batch}.parquet",
+        unthresholded=unthresholded_simulation,
+    output:
+        f"{TUNING}/{{trace}}/sims/{SIM_CASE}.parquet",
+    log:
+        f"logs/tuning/{{trace}}/sims/{SIM_CASE}.log",
+    benchmark:
+        f"benchmarks/tuning/{{trace}}/sims/{SIM_CASE}.tsv"
+    group:
+        "simulate"
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        threshold_s=threshold_seconds,
+        code=step_hash(tuning_steps.simulate_batch),
+    run:
+        tuning_steps.simulate_batch(
+            input.weeks,
+            output[0],
+            trace=wildcards.trace,
+            split=wildcards.split,
+            primary=wildcards.primary,
+            backfill=wildcards.backfill,
+            threshold=wildcards.threshold,
+            threshold_s=params.threshold_s,
+            unthresholded_path=input.unthresholded,
+            log_path=log[0],
+        )
+
+
+rule collect_weekly:
+    input:
+        simulation_files,
+    output:
+        f"{TUNING}/{{trace}}/weekly.parquet",
+    log:
+        "logs/tuning/{trace}/collect.log",
+    benchmark:
+        "benchmarks/tuning/{trace}/collect.tsv"
+    localrule: True
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        baseline=baseline(),
+        code=step_hash(tuning_steps.collect_weekly),
+    run:
+        tuning_steps.collect_weekly(
+            input,
+            output[0],
+            trace=wildcards.trace,
+            baseline=params.baseline,
+            log_path=log[0],
+        )
+
+
+rule summarize_trace:
+    input:
+        f"{TUNING}/{{trace}}/weekly.parquet",
+    output:
+        parquet=f"{TUNING}/{{trace}}/summary.parquet",
+        csv=report(
+            f"{TUNING}/tables/{{trace}}_summary.csv",
+            caption="../report/summary_table.rst",
+            category="Queue tuning",
+            subcategory="{trace}",
+            labels={"trace": "{trace}", "table": "policy pairs (CSV)"},
+        ),
+        markdown=f"{TUNING}/tables/{{trace}}_summary.md",
+    log:
+        "logs/tuning/{trace}/summarize.log",
+    benchmark:
+        "benchmarks/tuning/{trace}/summarize.tsv"
+    localrule: True
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        baseline=baseline(),
+        code=step_hash(tuning_steps.summarize_trace),
+    run:
+        tuning_steps.summarize_trace(
+            input[0],
+            output.parquet,
+            output.csv,
+            output.markdown,
+            trace=wildcards.trace,
+            baseline=params.baseline,
+            log_path=log[0],
+        )
+
+
+rule tuning_protocol:
+    input:
+        weekly_files,
+    output:
+        parquet=f"{TUNING}/tables/protocol.parquet",
+        csv=report(
+            f"{TUNING}/tables/protocol.csv",
+            caption="../report/protocol_table.rst",
+            category="Queue tuning",
+            subcategory="All traces",
+            labels={"table": "train/test protocol (CSV)"},
+        ),
+        markdown=f"{TUNING}/tables/protocol.md",
+    log:
+        "logs/tuning/protocol.log",
+    benchmark:
+        "benchmarks/tuning/protocol.tsv"
+    localrule: True
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        baseline=baseline(),
+        confidence=PLAN.confidence,
+        code=step_hash(tuning_steps.tuning_protocol),
+    run:
+        tuning_steps.tuning_protocol(
+            input,
+            output.parquet,
+            output.csv,
+            output.markdown,
+            baseline=params.baseline,
+            confidence=params.confidence,
+            log_path=log[0],
+        )
+
+
+rule trace_figure:
+    input:
+        weekly=f"{TUNING}/{{trace}}/weekly.parquet",
+        summary=f"{TUNING}/{{trace}}/summary.parquet",
+    output:
+        png=report(
+            f"{TUNING}/figures/{{trace}}/{{figure}}.png",
+            caption="../report/figure.rst",
+            category="Queue tuning",
+            subcategory="{trace}",
+            labels={"trace": "{trace}", "figure": "{figure}"},
+        ),
+        pdf=f"{TUNING}/figures/{{trace}}/{{figure}}.pdf",
+    log:
+        "logs/tuning/{trace}/figures/{figure}.log",
+    localrule: True
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        settings=figure_settings(),
+        code=step_hash(tuning_steps.trace_figure),
+    run:
+        tuning_steps.trace_figure(
+            wildcards.figure,
+            input.weekly,
+            input.summary,
+            output.png,
+            output.pdf,
+            trace=wildcards.trace,
+            log_path=log[0],
+            **params.settings,
+        )
+
+
+rule study_figure:
+    input:
+        protocol=f"{TUNING}/tables/protocol.parquet",
+        summaries=summary_files,
+    output:
+        png=report(
+            f"{TUNING}/figures/{{figure}}.png",
+            caption="../report/figure.rst",
+            category="Queue tuning",
+            subcategory="All traces",
+            labels={"figure": "{figure}"},
+        ),
+        pdf=f"{TUNING}/figures/{{figure}}.pdf",
+    log:
+        "logs/tuning/figures/{figure}.log",
+    localrule: True
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        threshold=PLAN.figure_threshold,
+        code=step_hash(tuning_steps.study_figure),
+    run:
+        tuning_steps.study_figure(
+            wildcards.figure,
+            input.protocol,
+            input.summaries,
+            output.png,
+            output.pdf,
+            threshold=params.threshold,
+            log_path=log[0],
+        )
