@@ -20,8 +20,16 @@ report: "workflow/report/workflow.rst"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/traces.smk"
-include: "workflow/rules/tuning.smk"
-include: "workflow/rules/online.smk"
+
+
+if "tuning" in STUDIES:
+
+    include: "workflow/rules/tuning.smk"
+
+
+if "online" in STUDIES:
+
+    include: "workflow/rules/online.smk"
 
 
 rule all:

@@ -8,6 +8,7 @@ into a temporary directory so the tests never touch the repository's results.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import re
@@ -20,6 +21,7 @@ import polars as pl
 import pytest
 import yaml
 
+import scheduler
 from scheduler.core.provenance import read_csv, read_parquet_provenance
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,33 +32,13 @@ pytestmark = pytest.mark.workflow
 
 
 def tiny_config(mirror: Path, **tuning: object) -> dict:
-    """The tiny study's config (overlaid on config/config.yaml by Snakemake)."""
-    study = {
-        "traces": ["KTH-slice"],
-        "weeks_per_split": 4,
-        "weeks_per_job": 2,
-        "primary_policies": ["FCFS", "SPF"],
-        "backfill_policies": ["FCFS", "SPF"],
-        "thresholds": ["none", "20h"],
-        "figures": {"weeks": 4},
-    }
-    study.update(tuning)
-    return {
-        "traces": {
-            "KTH-slice": {"url": "https://archive.invalid/l_kth/KTH-slice.swf.gz", "sha256": None}
-        },
-        "archive": {"mirror_dirs": [str(mirror)], "offline": True},
-        "tuning": study,
-        "online": {
-            "traces": ["KTH-slice"],
-            "replicas": 2,
-            "weeks": 3,
-            "policies": ["FCFS", "SPF", "LQF"],
-            "periods": ["1d", "1w"],
-            "selectors": ["random", "full", "noisy", "bandit", "ucb", "swucb"],
-            "epsilons": [0.1, 0.5],
-        },
-    }
+    """The tiny study's config: config/tiny.yaml with its mirror replaced by ``mirror`` (which
+    holds the slice written by :func:`write_slice`) and the ``tuning`` keys updated (the result is
+    overlaid on config/config.yaml by Snakemake)."""
+    config = yaml.safe_load((ROOT / "config" / "tiny.yaml").read_text())
+    config["archive"]["mirror_dirs"] = [str(mirror)]
+    config["tuning"].update(tuning)
+    return config
 
 
 def write_slice(source: Path, target: Path, weeks: int = SLICE_WEEKS) -> None:
@@ -93,10 +75,15 @@ def write_config(project: Path, config: dict) -> None:
     (project / "tiny.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
 
 
-def snakemake(project: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    """Run Snakemake for real in ``project`` with the tiny config; return the finished process."""
+def snakemake(
+    project: Path, *args: str, check: bool = True, pythonpath: Path | None = None
+) -> subprocess.CompletedProcess:
+    """Run Snakemake for real in ``project`` with the tiny config; return the finished process.
+    ``pythonpath``: where to import ``scheduler`` from (a modified copy of the package)."""
     command = [*SNAKEMAKE, "--cores", "2", "--configfile", "tiny.yaml", *args]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
     done = subprocess.run(
         command, cwd=project, capture_output=True, text=True, timeout=600, env=env
     )
@@ -105,9 +92,9 @@ def snakemake(project: Path, *args: str, check: bool = True) -> subprocess.Compl
     return done
 
 
-def planned_jobs(project: Path) -> dict[str, int]:
+def planned_jobs(project: Path, pythonpath: Path | None = None) -> dict[str, int]:
     """Rule -> number of jobs Snakemake would run now (from a dry run's job stats)."""
-    done = snakemake(project, "--dry-run", "--quiet", "rules")
+    done = snakemake(project, "--dry-run", "--quiet", "rules", pythonpath=pythonpath)
     text = done.stdout + done.stderr
     if "Nothing to be done" in text:
         return {}
@@ -342,6 +329,9 @@ def test_malformed_trace_line_names_file_line_field_and_log(tmp_path: Path, kth_
     fields[3] = "12x"  # run time
     lines[bad] = " ".join(fields) + "\n"
     mirror.write_bytes(gzip.compress("".join(lines).encode(), mtime=0))
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    config["traces"]["KTH-slice"]["sha256"] = None  # the damaged copy must reach the filter
+    write_config(project, config)
     done = snakemake(project, check=False)
     output = done.stdout + done.stderr
     assert done.returncode != 0
@@ -359,3 +349,114 @@ def test_checksum_mismatch_keeps_nothing(tmp_path: Path, kth_path: Path) -> None
     output = done.stdout + done.stderr
     assert done.returncode != 0 and "0" * 64 in output
     assert not (project / "resources/traces/KTH-slice.swf.gz").exists()
+
+
+# -- the layout: the bundled tiny config, code hashes, study subsets, labels from the config ------
+
+
+def test_bundled_slice_is_the_tests_slice(tmp_path: Path, kth_path: Path) -> None:
+    """config/tiny.yaml runs on resources/KTH-slice.swf.gz: the very bytes the tests write."""
+    write_slice(kth_path, tmp_path / "KTH-slice.swf.gz")
+    bundled = ROOT / "resources" / "KTH-slice.swf.gz"
+    assert bundled.read_bytes() == (tmp_path / "KTH-slice.swf.gz").read_bytes()
+    config = yaml.safe_load((ROOT / "config" / "tiny.yaml").read_text())
+    assert (
+        config["traces"]["KTH-slice"]["sha256"] == hashlib.sha256(bundled.read_bytes()).hexdigest()
+    )
+
+
+def edited_package(tmp_path: Path, module: str) -> Path:
+    """A copy of the scheduler package with one line appended to ``module`` (a path inside it);
+    put the returned folder on PYTHONPATH to make Snakemake use it."""
+    root = tmp_path / "edited"
+    package = Path(scheduler.__file__).resolve().parent
+    shutil.copytree(package, root / "scheduler", ignore=shutil.ignore_patterns("__pycache__"))
+    path = root / "scheduler" / module
+    path.write_text(path.read_text() + "\n# an edit that changes nothing but the file\n")
+    return root
+
+
+@pytest.mark.parametrize(
+    ("module", "expected", "untouched"),
+    [
+        # resampling uses core.constants.WEEK_S (the hand-written lists missed it)
+        ("core/constants.py", {"filter_trace", "resample_weeks", "simulate_batch", "long_trace"},
+         {"download_trace"}),
+        # a figure module reruns figures only
+        ("studies/tuning/figures.py", {"trace_figure", "study_figure"},
+         {"simulate_batch", "collect_weekly", "summarize_trace", "online_figure", "online_run"}),
+        # the kernel reruns every simulation, and what follows them, but no trace preparation
+        ("sim/_kernel.py", {"simulate_batch", "period_costs", "online_run"},
+         {"download_trace", "filter_trace", "split_trace", "resample_weeks", "long_trace"}),
+        # the download module reruns the download (and so everything after it)
+        ("traces/download.py", {"download_trace"}, set()),
+    ],
+)  # fmt: skip
+def test_editing_a_module_reruns_the_steps_that_use_it(
+    study: Path, tmp_path: Path, module: str, expected: set[str], untouched: set[str]
+) -> None:
+    assert planned_jobs(study) == {}
+    jobs = planned_jobs(study, pythonpath=edited_package(tmp_path, module))
+    assert expected <= set(jobs), jobs
+    assert not untouched & set(jobs), jobs
+
+
+def test_one_study_alone(tmp_path: Path, kth_path: Path) -> None:
+    project = make_project(tmp_path, kth_path)
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    for studies, absent in ((["online"], "simulate_batch"), (["tuning"], "online_run")):
+        config["studies"] = studies
+        if studies == ["online"]:
+            config["tuning"]["traces"] = []  # a study left out is not checked
+        write_config(project, config)
+        jobs = planned_jobs(project)
+        assert absent not in jobs and "filter_trace" in jobs
+        assert all(not rule.startswith(("online", "long", "period")) for rule in jobs) or (
+            studies == ["online"]
+        )
+    config["studies"] = ["tuning"]
+    write_config(project, config)  # tuning.traces is still []
+    done = snakemake(project, "--dry-run", check=False)
+    assert done.returncode != 0 and "tuning.traces" in done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def spf_study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
+    """A tiny tuning-only study whose baseline is EASY-SPF-FCFS."""
+    project = make_project(tmp_path_factory.mktemp("spf"), kth_path)
+    config = tiny_config(
+        project.parent / "mirror",
+        baseline={"primary": "SPF", "backfill": "FCFS", "threshold": "none"},
+        weeks_per_split=2,
+    )
+    config["studies"] = ["tuning"]
+    write_config(project, config)
+    snakemake(project)
+    return project
+
+
+def test_the_configured_baseline_names_tables_and_figures(spf_study: Path) -> None:
+    summary = read_csv(spf_study / "results/tuning/tables/KTH-slice_summary.csv")
+    base = summary.filter(
+        (pl.col("primary") == "SPF")
+        & (pl.col("backfill") == "FCFS")
+        & (pl.col("threshold") == "none")
+    )
+    assert base.height == 2 and base["mean_relative_avg_wait"].to_list() == [1.0, 1.0]
+    fcfs = summary.filter(
+        (pl.col("primary") == "FCFS")
+        & (pl.col("backfill") == "FCFS")
+        & (pl.col("threshold") == "none")
+    )
+    assert fcfs["mean_relative_avg_wait"].to_list() != [1.0, 1.0]
+    for table in ("KTH-slice_summary.md", "protocol.md"):
+        text = (spf_study / "results/tuning/tables" / table).read_text()
+        assert "EASY-SPF-FCFS" in text and "EASY-FCFS-FCFS" not in text.split("<!--")[0]
+    weekly = pl.read_parquet(spf_study / "results/tuning/KTH-slice/weekly.parquet")
+    rows = weekly.filter((pl.col("primary") == "SPF") & (pl.col("backfill") == "FCFS"))
+    assert rows.filter(pl.col("threshold") == "none")["relative_avg_wait"].unique().to_list() == [
+        1.0
+    ]
+    # the figures' text is drawn, not stored: their provenance metadata names the baseline
+    for figure in ("train_test_pairs.png", "KTH-slice/pairs_worst_max_wait.png"):
+        assert b'"primary": "SPF"' in (spf_study / "results/tuning/figures" / figure).read_bytes()

@@ -11,8 +11,11 @@ from scheduler.studies.tuning.plan import tuning_plan
 from scheduler.traces import steps as trace_steps
 
 validate(config, schema="../schemas/config.schema.yaml")
-PLAN = tuning_plan(config)
-ONLINE_PLAN = online_plan(config)
+# The studies to run (config key `studies`); a study left out is neither checked nor planned,
+# and its rules file is not included (Snakefile).
+STUDIES = tuple(config["studies"])
+PLAN = tuning_plan(config) if "tuning" in STUDIES else None
+ONLINE_PLAN = online_plan(config) if "online" in STUDIES else None
 
 # The params of each step hold step_hash(<the step function it calls>), the hash of the modules
 # that function can import (derived from the import graph by scheduler.core.code_hash), so
@@ -110,6 +113,8 @@ def summary_files(wildcards=None):
 
 
 def tuning_targets():
+    if PLAN is None:
+        return []
     tables = expand(
         f"{TUNING}/tables/{{trace}}_summary.{{ext}}",
         trace=PLAN.trace_names,
@@ -135,7 +140,7 @@ def figure_settings():
         "weekly_backfill": PLAN.weekly_backfill,
         "thresholded_backfill": PLAN.thresholded_backfill,
         "threshold": PLAN.figure_threshold,
-        "baseline_threshold": PLAN.baseline.threshold,
+        "baseline": baseline(),
     }
 
 
@@ -197,7 +202,7 @@ def online_figures():
 
 
 def online_targets():
-    if not ONLINE_PLAN.traces:
+    if ONLINE_PLAN is None or not ONLINE_PLAN.traces:
         return []
     tables = expand(
         f"{ONLINE}/tables/{{name}}",

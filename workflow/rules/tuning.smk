@@ -1,3 +1,61 @@
+# The queue-tuning study: train/test split, resampled weeks, simulations, aggregation, tables,
+# figures (scheduler.studies.tuning.steps; the split and resampling steps are generic trace
+# operations of scheduler.traces.steps).
+
+
+rule split_trace:
+    input:
+        "results/{trace}/filtered.parquet",
+    output:
+        train="results/{trace}/split/train.parquet",
+        test="results/{trace}/split/test.parquet",
+    log:
+        "logs/split/{trace}.log",
+    benchmark:
+        "benchmarks/split/{trace}.tsv"
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        code=step_hash(trace_steps.split_trace),
+    run:
+        trace_steps.split_trace(
+            input[0],
+            output.train,
+            output.test,
+            trace=wildcards.trace,
+            log_path=log[0],
+        )
+
+
+rule resample_weeks:
+    input:
+        "results/{trace}/split/{split}.parquet",
+    output:
+        "results/{trace}/weeks/{split}/batch{batch}.parquet",
+    log:
+        "logs/resample/{trace}/{split}/batch{batch}.log",
+    benchmark:
+        "benchmarks/resample/{trace}/{split}/batch{batch}.tsv"
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        weeks=batch_weeks,
+        seed=PLAN.seed,
+        method=PLAN.resampling,
+        code=step_hash(trace_steps.resample_batch),
+    run:
+        trace_steps.resample_batch(
+            input[0],
+            output[0],
+            trace=wildcards.trace,
+            split=wildcards.split,
+            seed=params.seed,
+            method=params.method,
+            log_path=log[0],
+            **params.weeks,
+        )
+
+
 # One job = one (trace, split, primary, backfill, threshold) on one batch of resampled weeks
 # (tuning.weeks_per_job weeks). On a cluster the profile packs many of them per submission
 # through the "simulate" group. A thresholded job reads the same batch simulated without
@@ -185,6 +243,7 @@ rule study_figure:
         "../envs/schedlab.yaml"
     params:
         threshold=PLAN.figure_threshold,
+        baseline=baseline(),
         code=step_hash(tuning_steps.study_figure),
     run:
         tuning_steps.study_figure(
@@ -194,5 +253,6 @@ rule study_figure:
             output.png,
             output.pdf,
             threshold=params.threshold,
+            baseline=params.baseline,
             log_path=log[0],
         )

@@ -65,12 +65,11 @@ from scheduler.studies.common.figures import (
     threshold_text,
     wrapped_labs,
 )
+from scheduler.studies.tuning.schema import Baseline
 
 __all__ = [
-    "BASELINE_BACKFILL",
-    "BASELINE_LABEL",
-    "BASELINE_PRIMARY",
-    "BASELINE_THRESHOLD",
+    "DEFAULT_BASELINE",
+    "NO_THRESHOLD",
     "QUEUE_POLICIES",
     "backfill_facet_plot",
     "baseline_caption",
@@ -86,21 +85,15 @@ __all__ = [
 QUEUE_POLICIES: tuple[str, ...] = ("FCFS", "LCFS", "SPF", "LPF", "SQF", "LQF", "LEXP")
 
 
-#: Primary policy, backfilling policy and threshold label of the baseline.
-BASELINE_PRIMARY = "FCFS"
+#: The threshold label of runs without threshold.
+NO_THRESHOLD = "none"
+#: The baseline when a caller names none (the config's ``tuning.baseline`` defaults).
+DEFAULT_BASELINE = Baseline()
 
 
-BASELINE_BACKFILL = "FCFS"
-
-
-BASELINE_THRESHOLD = "none"
-
-
-#: How the baseline is named on the figures.
-BASELINE_LABEL = "EASY-FCFS-FCFS"
-
-
-_RELATIVE = f"relative to {BASELINE_LABEL}"
+def _relative(baseline: Baseline) -> str:
+    """Axis wording of values divided by the baseline's."""
+    return f"relative to {baseline.name}"
 
 
 _SPLITS: tuple[str, ...] = ("train", "test")
@@ -170,6 +163,7 @@ def weekly_avg_wait_plot(
     threshold: str = "none",
     weeks: int = 150,
     relative: bool = False,
+    baseline: Baseline = DEFAULT_BASELINE,
 ) -> ggplot:
     """Weekly average waiting time of every primary policy (one line per policy).
 
@@ -226,7 +220,9 @@ def weekly_avg_wait_plot(
     finite_only(frame, ["relative_avg_wait", "avg_wait_h"])
     levels = _policy_levels(frame, "primary")
     y = "relative_avg_wait" if relative else "avg_wait_h"
-    y_title = f"average waiting time {_RELATIVE}" if relative else "average waiting time (h)"
+    y_title = (
+        f"average waiting time {_relative(baseline)}" if relative else "average waiting time (h)"
+    )
     shown = int(frame["week_index"].max()) + 1
 
     plot = (
@@ -272,6 +268,7 @@ def pair_scatter_plot(
     split: str = "train",
     threshold: str = "none",
     max_wait: str = "worst",
+    baseline: Baseline = DEFAULT_BASELINE,
 ) -> ggplot:
     """Every (primary, backfilling) policy pair: relative AvgWait against MaxWait.
 
@@ -316,12 +313,12 @@ def pair_scatter_plot(
     primaries = _policy_levels(frame, "primary")
     backfills = _policy_levels(frame, "backfill")
 
-    baseline = summary.filter(
+    base_rows = summary.filter(
         (pl.col("trace") == trace)
         & (pl.col("split") == split)
-        & (pl.col("primary") == BASELINE_PRIMARY)
-        & (pl.col("backfill") == BASELINE_BACKFILL)
-        & (pl.col("threshold") == BASELINE_THRESHOLD)
+        & (pl.col("primary") == baseline.primary)
+        & (pl.col("backfill") == baseline.backfill)
+        & (pl.col("threshold") == baseline.threshold)
     )
     y_title = (
         "worst weekly maximum waiting time (h)"
@@ -342,18 +339,18 @@ def pair_scatter_plot(
         + policy_colour_scale(primaries, "primary policy")
         + policy_shape_scale(backfills, "backfilling policy")
         + wrapped_labs(
-            x=f"mean weekly AvgWait {_RELATIVE} (bars: deciles 1–9)",
+            x=f"mean weekly AvgWait {_relative(baseline)} (bars: deciles 1–9)",
             y=y_title,
             title=f"{trace}: all primary × backfilling policy pairs",
             subtitle=(
                 f"Θ = {threshold_text(threshold)}, {split} weeks; "
-                f"circled: baseline {BASELINE_LABEL} (Θ = none)"
+                f"circled: baseline {baseline.name}"
             ),
         )
         + figure_theme()
     )
-    if baseline.height:
-        point = baseline.row(0, named=True)
+    if base_rows.height:
+        point = base_rows.row(0, named=True)
         x = point["mean_relative_avg_wait"]
         y = point[source] / SECONDS_PER_HOUR if point[source] is not None else math.nan
         if x is not None and math.isfinite(x) and math.isfinite(y):
@@ -364,7 +361,12 @@ def pair_scatter_plot(
 
 
 def backfill_facet_plot(
-    summary: pl.DataFrame, trace: str, *, split: str = "train", threshold: str = "none"
+    summary: pl.DataFrame,
+    trace: str,
+    *,
+    split: str = "train",
+    threshold: str = "none",
+    baseline: Baseline = DEFAULT_BASELINE,
 ) -> ggplot:
     """Relative AvgWait of every backfilling policy, one panel per primary policy.
 
@@ -411,7 +413,7 @@ def backfill_facet_plot(
         + policy_colour_scale(backfills, "backfilling policy")
         + wrapped_labs(
             x="backfilling policy",
-            y=f"mean weekly AvgWait\n{_RELATIVE}",
+            y=f"mean weekly AvgWait\n{_relative(baseline)}",
             title=f"{trace}: relative AvgWait per backfilling policy and primary policy",
             subtitle=(
                 f"Θ = {threshold_text(threshold)}, {split} weeks; points: mean, bars: deciles 1–9"
@@ -432,6 +434,7 @@ def threshold_comparison_plot(
     split: str = "train",
     backfill: str = "SPF",
     threshold: str = "20h",
+    baseline: Baseline = DEFAULT_BASELINE,
 ) -> ggplot:
     """Relative AvgWait of each primary policy without threshold beside the same with Θ.
 
@@ -463,9 +466,9 @@ def threshold_comparison_plot(
     """
     what = "threshold_comparison_plot"
     _check_split(split, what)
-    if threshold == BASELINE_THRESHOLD:
+    if threshold == NO_THRESHOLD:
         raise ConfigurationError(
-            f"{what}: threshold must differ from {BASELINE_THRESHOLD!r} (it is compared with it)"
+            f"{what}: threshold must differ from {NO_THRESHOLD!r} (it is compared with it)"
         )
     parts = [
         select_rows(
@@ -477,10 +480,10 @@ def threshold_comparison_plot(
             backfill=backfill,
             threshold=label,
         )
-        for label in (BASELINE_THRESHOLD, threshold)
+        for label in (NO_THRESHOLD, threshold)
     ]
     frame = _summary_frame(pl.concat(parts, how="vertical_relaxed"), ["threshold"])
-    settings = [f"Θ = {threshold_text(label)}" for label in (BASELINE_THRESHOLD, threshold)]
+    settings = [f"Θ = {threshold_text(label)}" for label in (NO_THRESHOLD, threshold)]
     frame["setting"] = frame["threshold"].map(lambda label: f"Θ = {threshold_text(label)}")
     make_categorical(frame, "setting", settings)
     _policy_levels(frame, "primary")
@@ -502,7 +505,7 @@ def threshold_comparison_plot(
         )
         + wrapped_labs(
             x="primary policy",
-            y=f"mean weekly AvgWait\n{_RELATIVE}",
+            y=f"mean weekly AvgWait\n{_relative(baseline)}",
             title=(
                 f"{trace}: waiting-time threshold Θ = {threshold_text(threshold)} "
                 f"vs none, backfilling {backfill}"
@@ -520,7 +523,7 @@ def _threshold_levels(table: pl.DataFrame) -> list[str]:
     def key(row: dict[str, object]) -> tuple[int, float, str]:
         seconds = row["threshold_s"]
         value = float(seconds) if isinstance(seconds, int | float) else math.inf
-        last = row["threshold"] == BASELINE_THRESHOLD or not math.isfinite(value)
+        last = row["threshold"] == NO_THRESHOLD or not math.isfinite(value)
         return (1 if last else 0, value if math.isfinite(value) else 0.0, str(row["threshold"]))
 
     ordered: list[str] = []
@@ -531,7 +534,9 @@ def _threshold_levels(table: pl.DataFrame) -> list[str]:
     return ordered
 
 
-def protocol_threshold_plot(protocol: pl.DataFrame) -> ggplot:
+def protocol_threshold_plot(
+    protocol: pl.DataFrame, *, baseline: Baseline = DEFAULT_BASELINE
+) -> ggplot:
     """Scores of the pair learned per threshold, on the training and the test weeks.
 
     Parameters
@@ -604,7 +609,7 @@ def protocol_threshold_plot(protocol: pl.DataFrame) -> ggplot:
         + scale_colour_manual(values=_SPLIT_COLOURS, limits=list(_SPLITS), name="weeks")
         + wrapped_labs(
             x="waiting-time threshold Θ",
-            y=f"value {_RELATIVE}",
+            y=f"value {_relative(baseline)}",
             title=f"Pair learned per threshold, training vs test: {', '.join(traces)}",
             subtitle=(
                 "AvgWait: mean of the weekly relative AvgWait, bars: confidence interval; "
@@ -615,11 +620,13 @@ def protocol_threshold_plot(protocol: pl.DataFrame) -> ggplot:
     )
 
 
-def _baseline_hours(summary: pl.DataFrame, threshold_label: str) -> dict[str, dict[str, float]]:
+def _baseline_hours(
+    summary: pl.DataFrame, threshold_label: str, *, baseline: Baseline = DEFAULT_BASELINE
+) -> dict[str, dict[str, float]]:
     """Per trace and split, the baseline pair's mean weekly AvgWait in hours."""
     rows = summary.filter(
-        (pl.col("primary") == BASELINE_PRIMARY)
-        & (pl.col("backfill") == BASELINE_BACKFILL)
+        (pl.col("primary") == baseline.primary)
+        & (pl.col("backfill") == baseline.backfill)
         & (pl.col("threshold") == threshold_label)
     )
     result: dict[str, dict[str, float]] = {}
@@ -633,7 +640,9 @@ def _baseline_hours(summary: pl.DataFrame, threshold_label: str) -> dict[str, di
     return result
 
 
-def baseline_caption(summary: pl.DataFrame, threshold_label: str = "none") -> str:
+def baseline_caption(
+    summary: pl.DataFrame, threshold_label: str = "none", *, baseline: Baseline = DEFAULT_BASELINE
+) -> str:
     """Sentence giving the baseline's mean weekly AvgWait (hours) per trace and split.
 
     Parameters
@@ -660,15 +669,13 @@ def baseline_caption(summary: pl.DataFrame, threshold_label: str = "none") -> st
     require_columns(
         summary, ("trace", "split", "primary", "backfill", "threshold", "mean_avg_wait_s"), what
     )
-    hours = _baseline_hours(summary, threshold_label)
+    hours = _baseline_hours(summary, threshold_label, baseline=baseline)
     if not hours:
         raise ConfigurationError(
-            f"{what}: no {BASELINE_LABEL} rows with threshold {threshold_label!r} "
+            f"{what}: no {baseline.name} rows with threshold {threshold_label!r} "
             f"(available thresholds: {available_values(summary, 'threshold')})"
         )
-    setting = (
-        "" if threshold_label == BASELINE_THRESHOLD else f" (Θ = {threshold_text(threshold_label)})"
-    )
+    setting = "" if threshold_label == NO_THRESHOLD else f" (Θ = {threshold_text(threshold_label)})"
     parts = []
     for trace in sorted(hours):
         values = [
@@ -676,10 +683,12 @@ def baseline_caption(summary: pl.DataFrame, threshold_label: str = "none") -> st
             for split in _SPLITS
         ]
         parts.append(f"{trace} {', '.join(values)}")
-    return f"Baseline {BASELINE_LABEL}{setting} mean weekly AvgWait: {'; '.join(parts)}."
+    return f"Baseline {baseline.name}{setting} mean weekly AvgWait: {'; '.join(parts)}."
 
 
-def train_test_pairs_plot(summary: pl.DataFrame, *, threshold: str = "20h") -> ggplot:
+def train_test_pairs_plot(
+    summary: pl.DataFrame, *, threshold: str = "20h", baseline: Baseline = DEFAULT_BASELINE
+) -> ggplot:
     """Training against test relative AvgWait of every policy pair, one panel per trace.
 
     Parameters
@@ -725,27 +734,27 @@ def train_test_pairs_plot(summary: pl.DataFrame, *, threshold: str = "20h") -> g
     primaries = _policy_levels(frame, "primary")
     _policy_levels(frame, "backfill")
     # The baseline scores exactly 1 against itself on both splits.
-    baseline = pd.DataFrame({"trace": traces, "train": 1.0, "test": 1.0})
-    make_categorical(baseline, "trace", traces)
+    base_points = pd.DataFrame({"trace": traces, "train": 1.0, "test": 1.0})
+    make_categorical(base_points, "trace", traces)
 
     caption: str | None = None
     with contextlib.suppress(ConfigurationError):  # the caption is optional
-        caption = baseline_caption(summary)
+        caption = baseline_caption(summary, baseline.threshold, baseline=baseline)
     labels = wrapped_labs(
-        x=f"training: mean weekly AvgWait {_RELATIVE}",
-        y=f"test: mean weekly AvgWait\n{_RELATIVE}",
+        x=f"training: mean weekly AvgWait {_relative(baseline)}",
+        y=f"test: mean weekly AvgWait\n{_relative(baseline)}",
         title=(
             f"Training vs test relative AvgWait of every policy pair, "
             f"Θ = {threshold_text(threshold)}: {', '.join(traces)}"
         ),
-        subtitle=f"one point per primary × backfilling pair; circled: {BASELINE_LABEL}",
+        subtitle=f"one point per primary × backfilling pair; circled: {baseline.name}",
         caption=caption,
     )
     return (
         ggplot(frame, aes(x="train", y="test"))
         + geom_abline(slope=1.0, intercept=0.0, linetype="dashed", colour="#555555")
         + geom_point(aes(colour="primary"), size=1.8, alpha=0.85, na_rm=True)
-        + geom_point(data=baseline, size=5, shape="o", fill="none", colour="black", stroke=1.0)
+        + geom_point(data=base_points, size=5, shape="o", fill="none", colour="black", stroke=1.0)
         + facet_wrap("trace", scales="free")
         + policy_colour_scale(primaries, "primary policy")
         + labels

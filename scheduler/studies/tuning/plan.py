@@ -108,6 +108,15 @@ class TuningPlan:
         raise ConfigurationError(f"trace {name!r} is not in tuning.traces")
 
 
+def _study_traces(tuning: Mapping[str, Any]) -> list[str]:
+    traces = list(tuning.get("traces", []))
+    if not traces:
+        raise ConfigurationError(
+            "config tuning.traces: name at least one trace, or leave the study out of `studies`"
+        )
+    return traces
+
+
 def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
     """Check the ``tuning`` section of a (schema-validated) config and return its plan."""
     tuning = config.get("tuning") or {}
@@ -158,7 +167,7 @@ def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
         raise ConfigurationError(f"config seed: must be >= 0, got {seed}")
     return TuningPlan(
         seed=seed,
-        traces=catalogue_entries(config, tuning.get("traces", [])),
+        traces=catalogue_entries(config, _study_traces(tuning)),
         resampling=resampling,
         weeks_per_split=weeks_per_split,
         weeks_per_job=weeks_per_job,

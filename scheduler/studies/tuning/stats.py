@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,7 +34,7 @@ from statsmodels.stats.multitest import multipletests
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.studies.common.statistics import paired_t_p_value, sign_p_value, t_interval
-from scheduler.studies.tuning.schema import WEEKLY_COLUMNS
+from scheduler.studies.tuning.schema import WEEKLY_COLUMNS, Baseline
 
 __all__ = [
     "PROTOCOL_COLUMNS",
@@ -128,39 +127,6 @@ _PROTOCOL_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
 
 #: Columns of :func:`train_test_protocol`, in order.
 PROTOCOL_COLUMNS: tuple[str, ...] = tuple(_PROTOCOL_SCHEMA)
-
-
-@dataclass(frozen=True)
-class Baseline:
-    """The configuration every other one is compared with.
-
-    Attributes
-    ----------
-    primary
-        Primary queue policy name, e.g. ``"FCFS"``.
-    backfill
-        Backfilling queue policy name, e.g. ``"FCFS"``.
-    threshold
-        Waiting-time threshold *label* as in the weekly table's ``threshold`` column, e.g.
-        ``"none"`` (no threshold) or ``"20h"``.
-    """
-
-    primary: str = "FCFS"
-    backfill: str = "FCFS"
-    threshold: str = "none"
-
-    @property
-    def label(self) -> str:
-        """``"primary/backfill/threshold"``, for messages."""
-        return f"{self.primary}/{self.backfill}/{self.threshold}"
-
-    def expr(self) -> pl.Expr:
-        """Polars predicate selecting the rows of this configuration."""
-        return (
-            (pl.col("primary") == self.primary)
-            & (pl.col("backfill") == self.backfill)
-            & (pl.col("threshold") == self.threshold)
-        )
 
 
 def add_relative_columns(weekly: pl.DataFrame, baseline: Baseline) -> pl.DataFrame:

@@ -19,6 +19,7 @@ from scheduler.core.provenance import (
 )
 from scheduler.core.steps import flat_record, optional_path, read_table, rule_log
 from scheduler.sim.arrays import kernel_arrays
+from scheduler.studies.tuning.schema import Baseline
 from scheduler.studies.tuning.weeks import (
     WEEKLY_COLUMNS,
     simulate_weeks,
@@ -94,7 +95,7 @@ def collect_weekly(
     log_path: str | None = None,
 ) -> None:
     """Gather a trace's simulated weeks into one table with values relative to the baseline."""
-    from scheduler.studies.tuning.stats import Baseline, add_relative_columns
+    from scheduler.studies.tuning.stats import add_relative_columns
 
     with rule_log(log_path) as log:
         weekly = _read_weekly(sim_paths)
@@ -116,7 +117,7 @@ def summarize_trace(
 ) -> None:
     """Per (split, pair, threshold) means, deciles and worst cases of one trace's weeks."""
     from scheduler.studies.common.tables import markdown_table
-    from scheduler.studies.tuning.stats import Baseline, summarize_configs
+    from scheduler.studies.tuning.stats import summarize_configs
 
     with rule_log(log_path) as log:
         summary = summarize_configs(read_table(weekly_path), Baseline(**baseline))
@@ -128,7 +129,7 @@ def summarize_trace(
             "relative_avg_wait_d1", "relative_avg_wait_d9", "mean_avg_wait_s",
             "worst_max_wait_s", "mean_max_wait_s", "mean_relative_avg_bsld",
         )  # fmt: skip
-        title = f"# {trace}: policy pairs relative to the baseline\n\n"
+        title = f"# {trace}: policy pairs relative to {Baseline(**baseline).name}\n\n"
         write_markdown(title + markdown_table(shown), markdown_path, record)
         log(f"{trace}: {summary.height} configurations summarised")
 
@@ -145,7 +146,7 @@ def tuning_protocol(
 ) -> None:
     """The train/test protocol over every trace: learned pair per threshold, CIs, tests."""
     from scheduler.studies.common.tables import markdown_table
-    from scheduler.studies.tuning.stats import Baseline, train_test_protocol
+    from scheduler.studies.tuning.stats import train_test_protocol
 
     with rule_log(log_path) as log:
         weekly = pl.concat([read_table(path) for path in weekly_paths])
@@ -154,7 +155,10 @@ def tuning_protocol(
                             step="protocol")  # fmt: skip
         write_parquet(protocol, parquet_path, record)
         write_csv(protocol, csv_path, record)
-        title = "# Learned policy pair per trace and threshold (train → test)\n\n"
+        title = (
+            "# Learned policy pair per trace and threshold (train → test), relative to "
+            f"{Baseline(**baseline).name}\n\n"
+        )
         p_values = [name for name in ("t_p_value", "sign_p_value", "p_holm") if name in protocol]
         shown = protocol.with_columns(
             pl.col(name).map_elements(lambda p: f"{p:.1e}", return_dtype=pl.String)
@@ -165,27 +169,28 @@ def tuning_protocol(
 
 
 #: Per-trace figures: name -> builder of (plots module, weekly table, summary table, trace,
-#: settings); the module is passed in so that it is imported only when a figure is drawn.
+#: settings, baseline); the module is passed in so that it is imported only when a figure is
+#: drawn. Short names: p plots, w weekly, m summary, t trace, s settings, b baseline.
 _TRACE_FIGURES: dict[str, Callable[..., Any]] = {
-    "weekly_avg_wait": lambda plots, weekly, summary, trace, s: plots.weekly_avg_wait_plot(
-        weekly, trace, backfill=s["weekly_backfill"], threshold=s["baseline_threshold"],
-        weeks=s["weeks"], relative=False,
+    "weekly_avg_wait": lambda p, w, m, t, s, b: p.weekly_avg_wait_plot(
+        w, t, backfill=s["weekly_backfill"], threshold=b.threshold, weeks=s["weeks"],
+        relative=False, baseline=b,
     ),
-    "weekly_relative_avg_wait": lambda plots, weekly, summary, trace, s: plots.weekly_avg_wait_plot(
-        weekly, trace, backfill=s["weekly_backfill"], threshold=s["baseline_threshold"],
-        weeks=s["weeks"], relative=True,
+    "weekly_relative_avg_wait": lambda p, w, m, t, s, b: p.weekly_avg_wait_plot(
+        w, t, backfill=s["weekly_backfill"], threshold=b.threshold, weeks=s["weeks"],
+        relative=True, baseline=b,
     ),
-    "pairs_worst_max_wait": lambda plots, weekly, summary, trace, s: plots.pair_scatter_plot(
-        summary, trace, threshold=s["baseline_threshold"], max_wait="worst"
+    "pairs_worst_max_wait": lambda p, w, m, t, s, b: p.pair_scatter_plot(
+        m, t, threshold=b.threshold, max_wait="worst", baseline=b
     ),
-    "pairs_mean_max_wait": lambda plots, weekly, summary, trace, s: plots.pair_scatter_plot(
-        summary, trace, threshold=s["baseline_threshold"], max_wait="mean"
+    "pairs_mean_max_wait": lambda p, w, m, t, s, b: p.pair_scatter_plot(
+        m, t, threshold=b.threshold, max_wait="mean", baseline=b
     ),
-    "backfill_by_primary": lambda plots, weekly, summary, trace, s: plots.backfill_facet_plot(
-        summary, trace, threshold=s["baseline_threshold"]
+    "backfill_by_primary": lambda p, w, m, t, s, b: p.backfill_facet_plot(
+        m, t, threshold=b.threshold, baseline=b
     ),
-    "thresholded_primary": lambda plots, weekly, summary, trace, s: plots.threshold_comparison_plot(
-        summary, trace, backfill=s["thresholded_backfill"], threshold=s["threshold"]
+    "thresholded_primary": lambda p, w, m, t, s, b: p.threshold_comparison_plot(
+        m, t, backfill=s["thresholded_backfill"], threshold=s["threshold"], baseline=b
     ),
 }  # fmt: skip
 
@@ -205,12 +210,12 @@ def trace_figure(
     from scheduler.studies.common.figures import save_figure
     from scheduler.studies.tuning import figures as plots
 
-
     with rule_log(log_path) as log:
         if figure not in _TRACE_FIGURES:
             raise ConfigurationError(f"unknown figure {figure!r}; known: {sorted(_TRACE_FIGURES)}")
         plot = _TRACE_FIGURES[figure](
-            plots, read_table(weekly_path), read_table(summary_path), trace, settings
+            plots, read_table(weekly_path), read_table(summary_path), trace, settings,
+            Baseline(**settings["baseline"]),
         )
         record = provenance({"trace": trace, "figure": figure, **settings}, step="figure")
         save_figure(plot, png_path, pdf_path, provenance=flat_record(record))
@@ -225,23 +230,29 @@ def study_figure(
     pdf_path: str,
     *,
     threshold: str,
+    baseline: Mapping[str, str],
     log_path: str | None = None,
 ) -> None:
     """Draw one figure over every trace: the protocol per threshold, or train → test pairs."""
     from scheduler.studies.common.figures import save_figure
     from scheduler.studies.tuning import figures as plots
 
-
     with rule_log(log_path) as log:
         if figure == "protocol_by_threshold":
-            plot = plots.protocol_threshold_plot(read_table(protocol_path))
+            plot = plots.protocol_threshold_plot(
+                read_table(protocol_path), baseline=Baseline(**baseline)
+            )
             size = {"height_in": 2.2 + 1.8 * read_table(protocol_path)["trace"].n_unique()}
         elif figure == "train_test_pairs":
             summary = pl.concat([read_table(path) for path in summary_paths])
-            plot = plots.train_test_pairs_plot(summary, threshold=threshold)
+            plot = plots.train_test_pairs_plot(
+                summary, threshold=threshold, baseline=Baseline(**baseline)
+            )
             size = {"height_in": 5.0}
         else:
             raise ConfigurationError(f"unknown study figure {figure!r}")
-        record = provenance({"figure": figure, "threshold": threshold}, step="figure")
+        record = provenance(
+            {"figure": figure, "threshold": threshold, "baseline": dict(baseline)}, step="figure"
+        )
         save_figure(plot, png_path, pdf_path, provenance=flat_record(record), **size)
         log(f"{figure} drawn")

@@ -37,7 +37,7 @@ SELECTORS = {
 }
 
 
-def flat_record(text: str | None) -> str:
+def _flat(text: str | None) -> str:
     """Label text with line breaks as spaces (titles are wrapped)."""
     return " ".join((text or "").split())
 
@@ -84,14 +84,14 @@ def test_fixed_improvement_plot(curves_table: pl.DataFrame):
     np.testing.assert_allclose(shown["mean_pct"], 100.0 * spf["mean_improvement"].to_numpy())
     np.testing.assert_allclose(shown["q90_pct"], 100.0 * spf["q90"].to_numpy())
     assert (data[data["label"] == "FCFS"]["mean_pct"] == 0.0).all()
-    assert flat_record(plot.labels.y) == (
+    assert _flat(plot.labels.y) == (
         "cumulative waiting-time improvement vs EASY(FCFS, 40 h) (%)"
     )
-    assert "(days)" in flat_record(plot.labels.x)
-    assert TRACE in flat_record(plot.labels.title) and "fixed policies" in flat_record(
+    assert "(days)" in _flat(plot.labels.x)
+    assert TRACE in _flat(plot.labels.title) and "fixed policies" in _flat(
         plot.labels.title
     )
-    assert "3 replicas" in flat_record(plot.labels.subtitle)
+    assert "3 replicas" in _flat(plot.labels.subtitle)
     dashed = [layer for layer in plot.layers if layer.geom.aes_params.get("linetype") == "dashed"]
     assert len(dashed) == 2  # q10 and q90
 
@@ -115,10 +115,10 @@ def test_selector_improvement_plot(curves_table: pl.DataFrame):
     full = curves_table.filter((pl.col("strategy") == "full") & (pl.col("period") == "1d"))
     shown = data[data["label"] == "full"].sort_values("day")
     np.testing.assert_allclose(shown["q10_pct"], 100.0 * full.sort("day")["q10"].to_numpy())
-    assert "1d periods" in flat_record(plot.labels.title) and TRACE in flat_record(
+    assert "1d periods" in _flat(plot.labels.title) and TRACE in _flat(
         plot.labels.title
     )
-    assert "EASY(FCFS, 40 h) (%)" in flat_record(plot.labels.y)
+    assert "EASY(FCFS, 40 h) (%)" in _flat(plot.labels.y)
     # Without best_fixed: the fixed policy with the highest final mean improvement (SPF here).
     weekly = selector_improvement_plot(curves_table, TRACE, period="1w")
     assert "best fixed: SPF" in set(weekly.data["label"].astype(str))
@@ -147,8 +147,8 @@ def test_choice_share_plot(shares: pl.DataFrame):
     sums = data.groupby(["panel", "day"], observed=True)["share_pct"].sum()
     np.testing.assert_allclose(sums.to_numpy(), 100.0)
     assert [str(x) for x in data["policy"].cat.categories] == list(ONLINE_POLICIES[:7])
-    assert flat_record(plot.labels.y) == "share of the policy periods (%)"
-    assert "(days)" in flat_record(plot.labels.x) and TRACE in flat_record(plot.labels.title)
+    assert _flat(plot.labels.y) == "share of the policy periods (%)"
+    assert "(days)" in _flat(plot.labels.x) and TRACE in _flat(plot.labels.title)
     assert len(set(POLICY_COLOURS.values())) == len(ONLINE_POLICIES)
     with pytest.raises(ConfigurationError, match=r"KTH-SP2.*'ucb'"):
         choice_share_plot(shares, TRACE, strategies=("noisy", "ucb"))

@@ -28,6 +28,7 @@ from scheduler.studies.tuning.figures import (
     train_test_pairs_plot,
     weekly_avg_wait_plot,
 )
+from scheduler.studies.tuning.schema import Baseline
 
 TRACES = ("KTH-SP2", "SDSC-SP2")
 SPLITS = ("train", "test")
@@ -199,7 +200,7 @@ def test_fixture_baseline_is_exactly_one(weekly: pl.DataFrame, summary: pl.DataF
 # --------------------------------------------------------------------------------------------
 
 
-def flat_record(text: str | None) -> str:
+def _flat(text: str | None) -> str:
     """A plot label with its line breaks (from wrapping) turned back into single spaces."""
     assert text is not None
     return " ".join(text.split())
@@ -230,22 +231,18 @@ def test_weekly_avg_wait_plot_hours(weekly: pl.DataFrame) -> None:
     )
     assert _hours_column_equals(data["avg_wait_h"].to_numpy(), expected)
     assert plot.mapping["y"] == "avg_wait_h"
-    assert "(h)" in flat_record(plot.labels.y)
-    assert "KTH-SP2" in flat_record(plot.labels.title)
-    assert "SPF" in flat_record(plot.labels.subtitle) and "test" in flat_record(
-        plot.labels.subtitle
-    )
+    assert "(h)" in _flat(plot.labels.y)
+    assert "KTH-SP2" in _flat(plot.labels.title)
+    assert "SPF" in _flat(plot.labels.subtitle) and "test" in _flat(plot.labels.subtitle)
 
 
 def test_weekly_avg_wait_plot_relative(weekly: pl.DataFrame) -> None:
     plot = weekly_avg_wait_plot(weekly, "SDSC-SP2", threshold="20h", relative=True)
     assert len(plot.data) == 7 * WEEKS  # fewer weeks than the limit of 150
     assert plot.mapping["y"] == "relative_avg_wait"
-    assert "relative to EASY-FCFS-FCFS" in flat_record(plot.labels.y)
+    assert "relative to EASY-FCFS-FCFS" in _flat(plot.labels.y)
     assert any(type(layer.geom).__name__ == "geom_hline" for layer in plot.layers)
-    assert "SDSC-SP2" in flat_record(plot.labels.title) and "20 h" in flat_record(
-        plot.labels.subtitle
-    )
+    assert "SDSC-SP2" in _flat(plot.labels.title) and "20 h" in _flat(plot.labels.subtitle)
 
 
 def test_weekly_avg_wait_plot_errors(weekly: pl.DataFrame) -> None:
@@ -277,11 +274,9 @@ def test_pair_scatter_plot(summary: pl.DataFrame, max_wait: str) -> None:
         .to_numpy()
     )
     assert _hours_column_equals(data["max_wait_h"].to_numpy(), expected)
-    assert "(h)" in flat_record(plot.labels.y) and max_wait in flat_record(plot.labels.y)
-    assert "relative to EASY-FCFS-FCFS" in flat_record(plot.labels.x)
-    assert "KTH-SP2" in flat_record(plot.labels.title) and "20 h" in flat_record(
-        plot.labels.subtitle
-    )
+    assert "(h)" in _flat(plot.labels.y) and max_wait in _flat(plot.labels.y)
+    assert "relative to EASY-FCFS-FCFS" in _flat(plot.labels.x)
+    assert "KTH-SP2" in _flat(plot.labels.title) and "20 h" in _flat(plot.labels.subtitle)
     geoms = [type(layer.geom).__name__ for layer in plot.layers]
     assert "geom_vline" in geoms and "geom_errorbarh" in geoms
     # The baseline marker sits at (1, baseline MaxWait in hours).
@@ -319,10 +314,8 @@ def test_backfill_facet_plot(summary: pl.DataFrame) -> None:
     base = data[(data["primary"] == "FCFS") & (data["backfill"] == "FCFS")]
     assert base["mean_relative_avg_wait"].tolist() == [1.0]
     assert base["relative_avg_wait_d1"].tolist() == [1.0]
-    assert "relative to EASY-FCFS-FCFS" in flat_record(plot.labels.y)
-    assert "SDSC-SP2" in flat_record(plot.labels.title) and "test" in flat_record(
-        plot.labels.subtitle
-    )
+    assert "relative to EASY-FCFS-FCFS" in _flat(plot.labels.y)
+    assert "SDSC-SP2" in _flat(plot.labels.title) and "test" in _flat(plot.labels.subtitle)
     with pytest.raises(ConfigurationError, match=r"SDSC-SP2.*'40h'"):
         backfill_facet_plot(summary, "SDSC-SP2", threshold="40h")
 
@@ -343,8 +336,8 @@ def test_threshold_comparison_plot(summary: pl.DataFrame) -> None:
     ).row(0, named=True)
     got = data[(data["setting"] == "Θ = 20\u00a0h") & (data["primary"] == "LQF")]
     assert math.isclose(got["mean_relative_avg_wait"].iloc[0], expected["mean_relative_avg_wait"])
-    assert "KTH-SP2" in flat_record(plot.labels.title) and "20 h" in flat_record(plot.labels.title)
-    assert "SPF" in flat_record(plot.labels.title)
+    assert "KTH-SP2" in _flat(plot.labels.title) and "20 h" in _flat(plot.labels.title)
+    assert "SPF" in _flat(plot.labels.title)
     with pytest.raises(ConfigurationError, match=r"KTH-SP2.*'5h'"):
         threshold_comparison_plot(summary, "KTH-SP2", threshold="5h")
     with pytest.raises(ConfigurationError, match="differ"):
@@ -368,8 +361,8 @@ def test_protocol_threshold_plot(protocol: pl.DataFrame) -> None:
     ]
     assert math.isclose(got["value"].iloc[0], row["test_mean_relative_avg_wait"][0])
     assert math.isclose(got["high"].iloc[0], row["test_ci_high"][0])
-    assert all(name in flat_record(plot.labels.title) for name in TRACES)
-    assert "relative to EASY-FCFS-FCFS" in flat_record(plot.labels.y)
+    assert all(name in _flat(plot.labels.title) for name in TRACES)
+    assert "relative to EASY-FCFS-FCFS" in _flat(plot.labels.y)
     with pytest.raises(ConfigurationError, match="no rows"):
         protocol_threshold_plot(protocol.head(0))
 
@@ -410,14 +403,14 @@ def test_train_test_pairs_plot(summary: pl.DataFrame) -> None:
     for split in SPLITS:
         value = expected.filter(pl.col("split") == split)["mean_relative_avg_wait"][0]
         assert math.isclose(point[split].iloc[0], value)
-    assert flat_record(plot.labels.caption) == baseline_caption(summary)
+    assert _flat(plot.labels.caption) == baseline_caption(summary)
     # Long texts are wrapped so that they fit a 7-inch-wide figure.
     assert max(len(line) for line in plot.labels.title.splitlines()) <= 72
     assert max(len(line) for line in plot.labels.caption.splitlines()) <= 115
-    assert "20 h" in flat_record(plot.labels.title) and all(
-        name in flat_record(plot.labels.title) for name in TRACES
+    assert "20 h" in _flat(plot.labels.title) and all(
+        name in _flat(plot.labels.title) for name in TRACES
     )
-    assert "training" in flat_record(plot.labels.x) and "test" in flat_record(plot.labels.y)
+    assert "training" in _flat(plot.labels.x) and "test" in _flat(plot.labels.y)
     with pytest.raises(ConfigurationError, match="'10h'"):
         train_test_pairs_plot(summary, threshold="10h")
     only_train = summary.filter(pl.col("split") == "train")
@@ -588,3 +581,56 @@ def test_save_figure_draws_one_figure_at_a_time_across_threads(
         thread.join()
     assert len(overlaps) == 2 * len(names) and max(overlaps) == 1
     assert all((tmp_path / f"{i}.pdf").read_bytes().startswith(b"%PDF") for i in range(4))
+
+
+# -- the baseline comes from the config ------------------------------------------------------------
+
+SPF_BASE = Baseline(primary="SPF", backfill="FCFS", threshold="none")
+
+
+def test_pair_scatter_circles_and_names_the_configured_baseline(summary: pl.DataFrame) -> None:
+    plot = pair_scatter_plot(summary, "KTH-SP2", threshold="none", baseline=SPF_BASE)
+    assert "relative to EASY-SPF-FCFS" in _flat(plot.labels.x)
+    assert "EASY-SPF-FCFS" in _flat(plot.labels.subtitle)
+    assert "EASY-FCFS-FCFS" not in _flat(plot.labels.x) + _flat(plot.labels.subtitle)
+    spf = summary.filter(
+        (pl.col("trace") == "KTH-SP2") & (pl.col("split") == "train")
+        & (pl.col("primary") == "SPF") & (pl.col("backfill") == "FCFS")
+        & (pl.col("threshold") == "none")
+    ).row(0, named=True)  # fmt: skip
+    markers = [layer for layer in plot.layers if type(layer.geom).__name__ == "geom_point"]
+    marked = [layer.geom.data for layer in markers if layer.geom.data is not None]
+    # the circle sits on the SPF/FCFS pair (its x is that pair's value in the fixture's data)
+    assert any(
+        math.isclose(float(d["x"].iloc[0]), spf["mean_relative_avg_wait"])
+        and math.isclose(float(d["y"].iloc[0]), spf["worst_max_wait_s"] / 3600.0)
+        for d in marked
+    )
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda weekly, summary, protocol, b: weekly_avg_wait_plot(
+            weekly, "KTH-SP2", relative=True, baseline=b
+        ),
+        lambda weekly, summary, protocol, b: backfill_facet_plot(summary, "KTH-SP2", baseline=b),
+        lambda weekly, summary, protocol, b: protocol_threshold_plot(protocol, baseline=b),
+        lambda weekly, summary, protocol, b: train_test_pairs_plot(summary, baseline=b),
+    ],
+)
+def test_relative_axes_name_the_configured_baseline(weekly, summary, protocol, build) -> None:
+    plot = build(weekly, summary, protocol, SPF_BASE)
+    text = " ".join(_flat(getattr(plot.labels, name, None)) for name in ("x", "y", "subtitle"))
+    assert "EASY-SPF-FCFS" in text and "EASY-FCFS-FCFS" not in text
+
+
+def test_baseline_caption_names_the_configured_baseline(summary: pl.DataFrame) -> None:
+    caption = baseline_caption(summary, "none", baseline=SPF_BASE)
+    assert caption.startswith("Baseline EASY-SPF-FCFS mean weekly AvgWait")
+    spf_hours = summary.filter(
+        (pl.col("trace") == "KTH-SP2") & (pl.col("split") == "train")
+        & (pl.col("primary") == "SPF") & (pl.col("backfill") == "FCFS")
+        & (pl.col("threshold") == "none")
+    )["mean_avg_wait_s"][0] / 3600.0  # fmt: skip
+    assert f"{spf_hours:.1f}" in caption or f"{spf_hours:.2f}" in caption
