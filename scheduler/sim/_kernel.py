@@ -1,6 +1,6 @@
 """Compiled EASY-backfilling event loop over plain NumPy arrays (private).
 
-The semantics are those of ``docs/simulator.md``; ``scheduler/simulate.py`` validates inputs and
+The semantics are those of ``docs/simulator.md``; ``scheduler/sim/engine.py`` validates inputs and
 prepares the arrays, this module only runs the loop. Everything here takes arrays and scalars and
 is compiled by numba with an on-disk cache, so a process pays no compilation once a machine has
 warmed the cache (``scheduler warmup``).

@@ -1,4 +1,5 @@
-"""The compiled simulator against the reference implementation (tests/naive.py), job by job.
+"""The compiled simulator against the reference implementation (tests/support/naive.py), job by
+job.
 
 Hypothesis draws small workloads (integer seconds, so the two implementations' floating-point
 keys order alike), machine sizes, policy pairs, thresholds, reservation and outlive rules;

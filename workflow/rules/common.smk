@@ -159,7 +159,7 @@ def strategy_spec(wildcards):
 
 
 def online_run_settings(wildcards):
-    """What defines one live run (the keyword arguments of scheduler.studies.steps.online_run)."""
+    """What defines one live run (the keyword arguments of online_steps.online_run)."""
     return {
         "trace": wildcards.trace,
         "replica": int(wildcards.replica),

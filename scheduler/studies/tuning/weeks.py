@@ -1,6 +1,6 @@
 """Simulate many resampled weeks under one EASY configuration and keep weekly figures.
 
-A campaign job of the queue-tuning study takes a batch of resampled weeks (a table with the
+A simulation job of the queue-tuning study takes a batch of resampled weeks (a table with the
 :data:`scheduler.traces.resample.WEEK_COLUMNS`) and one configuration (primary policy, backfilling
 policy, threshold Θ) and simulates every week on its own, from an empty machine until it drains.
 Per week it keeps the figures of :data:`WEEKLY_COLUMNS`; they are computed with NumPy straight
