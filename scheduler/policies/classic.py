@@ -3,7 +3,7 @@ expansion factor, ratio and area (Reis's thesis, table 5.1; formulas in ``docs/s
 
 from __future__ import annotations
 
-from scheduler.policies.base import PolicyInputs, PriorityKey, register
+from scheduler.policies.base import POLICIES, PolicyInputs, PriorityKey, register
 
 
 @register("FCFS", "first come, first served (smallest submit time first)")
@@ -67,7 +67,8 @@ def _saf(jobs: PolicyInputs) -> PriorityKey:
     return PriorityKey.static(jobs.estimate_s * jobs.procs)
 
 
-#: The 12 policies of the online-selection study (issue: selectors), in the study's order.
-STUDY_POLICIES: tuple[str, ...] = (
-    "FCFS", "LCFS", "SPF", "LPF", "SQF", "LQF", "LEXP", "SEXP", "LRF", "SRF", "LAF", "SAF",
-)  # fmt: skip
+#: The classic orders, in registration order: the 12 policies of the online-selection study
+#: (read from the registry, so a classic order added above joins them).
+STUDY_POLICIES: tuple[str, ...] = tuple(
+    name for name, policy in POLICIES.items() if policy.key.__module__ == __name__
+)

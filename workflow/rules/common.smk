@@ -23,16 +23,19 @@ ONLINE_PLAN = online_plan(config) if "online" in STUDIES else None
 
 TUNING = "results/tuning"
 ONLINE = "results/online"
+# One simulation job's file name below {TUNING}/{trace}/sims/ (and logs/, benchmarks/).
 SIM_CASE = "{split}/{primary}/{backfill}/{threshold}/batch{batch}"
-PER_TRACE_FIGURES = (
-    "weekly_avg_wait",
-    "weekly_relative_avg_wait",
-    "pairs_worst_max_wait",
-    "pairs_mean_max_wait",
-    "backfill_by_primary",
-    "thresholded_primary",
-)
-STUDY_FIGURES = ("protocol_by_threshold", "train_test_pairs")
+# The figure names come from the step module that draws them.
+PER_TRACE_FIGURES = tuning_steps.TRACE_FIGURES
+STUDY_FIGURES = tuning_steps.STUDY_FIGURES
+
+
+def simulation_file(trace, split, primary, backfill, threshold, batch):
+    """The one place that spells a simulation job's output path."""
+    case = SIM_CASE.format(
+        split=split, primary=primary, backfill=backfill, threshold=threshold, batch=batch
+    )
+    return f"{TUNING}/{trace}/sims/{case}.parquet"
 
 
 def _alternatives(names):
@@ -78,9 +81,13 @@ def unthresholded_simulation(wildcards):
     labels = {threshold.label for threshold in PLAN.thresholds}
     if wildcards.threshold == "none" or "none" not in labels:
         return []
-    return (
-        f"{TUNING}/{wildcards.trace}/sims/{wildcards.split}/{wildcards.primary}/"
-        f"{wildcards.backfill}/none/batch{wildcards.batch}.parquet"
+    return simulation_file(
+        wildcards.trace,
+        wildcards.split,
+        wildcards.primary,
+        wildcards.backfill,
+        "none",
+        wildcards.batch,
     )
 
 
@@ -96,8 +103,14 @@ def baseline():
 def simulation_files(wildcards):
     """Every weekly simulation file of one trace: splits x search space x batches."""
     return [
-        f"{TUNING}/{wildcards.trace}/sims/{split}/{case.primary}/{case.backfill}/"
-        f"{case.threshold}/batch{batch.index}.parquet"
+        simulation_file(
+            wildcards.trace,
+            split,
+            case.primary,
+            case.backfill,
+            case.threshold,
+            batch.index,
+        )
         for split in PLAN.splits
         for case in PLAN.cases()
         for batch in PLAN.batches()

@@ -48,6 +48,7 @@ from plotnine import (
 )
 
 from scheduler.core.errors import ConfigurationError
+from scheduler.policies import policy_names
 from scheduler.studies.common.figures import (
     SECONDS_PER_HOUR,
     add_hours,
@@ -70,7 +71,6 @@ from scheduler.studies.tuning.schema import Baseline
 __all__ = [
     "DEFAULT_BASELINE",
     "NO_THRESHOLD",
-    "QUEUE_POLICIES",
     "backfill_facet_plot",
     "baseline_caption",
     "pair_scatter_plot",
@@ -81,8 +81,6 @@ __all__ = [
 ]
 
 
-#: The queue policies of the study, in the order used for legends and axes.
-QUEUE_POLICIES: tuple[str, ...] = ("FCFS", "LCFS", "SPF", "LPF", "SQF", "LQF", "LEXP")
 
 
 #: The threshold label of runs without threshold.
@@ -143,7 +141,8 @@ _PROTOCOL_COLUMNS = (
 
 def _policy_levels(frame: pd.DataFrame, column: str) -> list[str]:
     """Policy names of ``frame[column]`` in the study's order; sets the column categorical."""
-    levels = level_order(frame[column].astype(str), QUEUE_POLICIES)
+    # legends and axes in the policy registry's order (FCFS, LCFS, SPF, ...)
+    levels = level_order(frame[column].astype(str), policy_names())
     make_categorical(frame, column, levels)
     return levels
 

@@ -27,6 +27,8 @@ from scheduler.studies.tuning.weeks import (
 )
 
 __all__ = [
+    "STUDY_FIGURES",
+    "TRACE_FIGURES",
     "collect_weekly",
     "simulate_batch",
     "study_figure",
@@ -222,6 +224,12 @@ def trace_figure(
         log(f"{trace}: {figure} drawn")
 
 
+#: The figures over every trace (one file each), drawn by :func:`study_figure`.
+STUDY_FIGURES: tuple[str, ...] = ("protocol_by_threshold", "train_test_pairs")
+#: The figures drawn per trace by :func:`trace_figure`, in the report's order.
+TRACE_FIGURES: tuple[str, ...] = tuple(_TRACE_FIGURES)
+
+
 def study_figure(
     figure: str,
     protocol_path: str,
@@ -238,19 +246,17 @@ def study_figure(
     from scheduler.studies.tuning import figures as plots
 
     with rule_log(log_path) as log:
+        if figure not in STUDY_FIGURES:
+            raise ConfigurationError(f"unknown study figure {figure!r}; known: {STUDY_FIGURES}")
+        base = Baseline(**baseline)
         if figure == "protocol_by_threshold":
-            plot = plots.protocol_threshold_plot(
-                read_table(protocol_path), baseline=Baseline(**baseline)
-            )
-            size = {"height_in": 2.2 + 1.8 * read_table(protocol_path)["trace"].n_unique()}
-        elif figure == "train_test_pairs":
+            protocol = read_table(protocol_path)
+            plot = plots.protocol_threshold_plot(protocol, baseline=base)
+            size = {"height_in": 2.2 + 1.8 * protocol["trace"].n_unique()}
+        else:  # train_test_pairs
             summary = pl.concat([read_table(path) for path in summary_paths])
-            plot = plots.train_test_pairs_plot(
-                summary, threshold=threshold, baseline=Baseline(**baseline)
-            )
+            plot = plots.train_test_pairs_plot(summary, threshold=threshold, baseline=base)
             size = {"height_in": 5.0}
-        else:
-            raise ConfigurationError(f"unknown study figure {figure!r}")
         record = provenance(
             {"figure": figure, "threshold": threshold, "baseline": dict(baseline)}, step="figure"
         )

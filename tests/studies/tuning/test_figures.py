@@ -19,7 +19,6 @@ from plotnine import aes, geom_point, ggplot
 from scheduler.core.errors import ConfigurationError
 from scheduler.studies.common.figures import save_figure
 from scheduler.studies.tuning.figures import (
-    QUEUE_POLICIES,
     backfill_facet_plot,
     baseline_caption,
     pair_scatter_plot,
@@ -30,6 +29,8 @@ from scheduler.studies.tuning.figures import (
 )
 from scheduler.studies.tuning.schema import Baseline
 
+#: The seven queue orders of the study, in the policy registry's order (the legends' order).
+QUEUE_POLICIES = ("FCFS", "LCFS", "SPF", "LPF", "SQF", "LQF", "LEXP")
 TRACES = ("KTH-SP2", "SDSC-SP2")
 SPLITS = ("train", "test")
 BACKFILLS = ("FCFS", "SPF", "LQF")
