@@ -43,7 +43,7 @@ def add_commands(commands: Any) -> None:
     commands
         The subparsers action of the main parser.
     """
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]  # scheduler/cli/bench.py -> the repository
     command = add_command(
         commands, "bench", cmd_bench, "measure the simulator's speed and memory (prints figures)"
     )
