@@ -1,4 +1,4 @@
-"""Benchmarks of the simulator core (``scheduler bench``): prints figures, asserts nothing.
+"""``scheduler bench``: benchmarks of the simulator core; prints figures, asserts nothing.
 
 Each figure is the best (or median) of several repetitions of the simulation alone on one core,
 after a warm-up run; reading a log is timed separately. ``docs/benchmarks.md`` records the
@@ -7,6 +7,7 @@ figures, the machine and the command.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -17,9 +18,11 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from scheduler.cli.arguments import add_command, add_json_argument
 from scheduler.core.constants import WEEK_S
 from scheduler.core.version import __version__
 from scheduler.policies import STUDY_POLICIES
@@ -27,7 +30,48 @@ from scheduler.sim.engine import Simulation, simulate_arrays
 from scheduler.traces.filters import strong_filter
 from scheduler.traces.swf import Trace, read_swf
 
+__all__ = ["add_commands", "cmd_bench", "format_figures", "main_bench", "run_benchmarks"]
+
 JobArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def add_commands(commands: Any) -> None:
+    """Add ``scheduler bench`` (speed and memory figures of the simulator core).
+
+    Parameters
+    ----------
+    commands
+        The subparsers action of the main parser.
+    """
+    repo = Path(__file__).resolve().parents[2]  # scheduler/cli/bench.py -> the repository
+    command = add_command(
+        commands, "bench", cmd_bench, "measure the simulator's speed and memory (prints figures)"
+    )
+    command.add_argument(
+        "--traces-dir", type=Path, default=repo.parent / "shared" / "traces",
+        help="directory holding CEA-Curie.swf.gz (default: ../shared/traces)",
+    )  # fmt: skip
+    command.add_argument(
+        "--kth", type=Path, default=repo / "resources" / "KTH-SP2.swf.gz",
+        help="the KTH-SP2 log (default: the bundled copy)",
+    )  # fmt: skip
+    add_json_argument(command)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run ``scheduler bench``.
+
+    Parameters
+    ----------
+    args
+        Parsed arguments.
+
+    Returns
+    -------
+    int
+        Exit code 0.
+    """
+    return main_bench(args.traces_dir, args.kth, args.json)
 
 
 def _arrays(trace: Trace) -> JobArrays:

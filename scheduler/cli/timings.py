@@ -1,4 +1,4 @@
-"""Where a workflow run spent its time: Snakemake's per-job ``benchmark:`` files, summed.
+"""``scheduler timings``: where a workflow run spent its time, Snakemake's ``benchmark:`` files.
 
 Every rule that does real work has a ``benchmark:`` directive writing
 ``benchmarks/<rule path>.tsv`` (columns ``s``, ``h:m:s``, ``max_rss``, ... ``cpu_time``). This
@@ -8,14 +8,49 @@ module gathers them by rule family (the first two path components, e.g. ``tuning
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
+from scheduler.cli.arguments import add_command
 from scheduler.core.errors import ConfigurationError
 
-__all__ = ["job_timings", "rule_timings"]
+__all__ = ["add_commands", "cmd_timings", "job_timings", "rule_timings"]
+
+
+def add_commands(commands: Any) -> None:
+    """Add ``scheduler timings`` (sum a workflow run's benchmark files per rule).
+
+    Parameters
+    ----------
+    commands
+        The subparsers action of the main parser.
+    """
+    command = add_command(
+        commands, "timings", cmd_timings, "sum Snakemake benchmark files per rule (slowest first)"
+    )
+    command.add_argument("directory", nargs="?", default="benchmarks", help="default: benchmarks")
+
+
+def cmd_timings(args: argparse.Namespace) -> int:
+    """Run ``scheduler timings``: print the per-rule table, every row.
+
+    Parameters
+    ----------
+    args
+        Parsed arguments.
+
+    Returns
+    -------
+    int
+        Exit code 0.
+    """
+    with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
+        print(rule_timings(args.directory))
+    return 0
 
 
 def _family(relative: Path) -> str:

@@ -1,0 +1,223 @@
+"""Arguments of the ``scheduler`` command shared by its command groups.
+
+Argument types (argparse ``type=`` callables: a bad value exits 2 with a usage message), the
+helper adding one subcommand (:func:`add_command`) and the options several subcommands share:
+the trace-reading arguments and ``--json``. Policy names are checked against the policy
+registry (:data:`scheduler.policies.POLICIES`), whose error message lists the known ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from scheduler.core.errors import ConfigurationError
+from scheduler.core.units import parse_duration
+from scheduler.policies import get_policy
+
+__all__ = [
+    "TABLE_SUFFIXES",
+    "add_command",
+    "add_json_argument",
+    "add_trace_arguments",
+    "backfill_policy",
+    "duration",
+    "policy",
+    "positive_int",
+    "table_path",
+]
+
+#: Per-job table formats of ``simulate --jobs-out``, by file suffix.
+TABLE_SUFFIXES = (".parquet", ".csv")
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+# --------------------------------------------------------------------------------------------
+# Argument types
+# --------------------------------------------------------------------------------------------
+
+
+def positive_int(text: str) -> int:
+    """Parse a positive integer (a processor count).
+
+    Parameters
+    ----------
+    text
+        The command-line value.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        ``text`` is not an integer >= 1.
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def duration(text: str) -> float:
+    """Parse a duration with a unit (``"40h"``, ``"90m"``, ``"none"``) into seconds.
+
+    Parameters
+    ----------
+    text
+        The command-line value.
+
+    Returns
+    -------
+    float
+        Seconds; ``inf`` for ``none``.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        ``text`` is not a duration (see :func:`scheduler.core.units.parse_duration`).
+    """
+    try:
+        return parse_duration(text)
+    except ConfigurationError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def policy(text: str) -> str:
+    """Parse a registered policy name (case-insensitive) into its canonical name.
+
+    Parameters
+    ----------
+    text
+        The command-line value.
+
+    Returns
+    -------
+    str
+        The registered name, e.g. ``"SPF"``.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Unknown policy; the message lists the known ones (from the registry).
+    """
+    try:
+        return get_policy(text).name
+    except ConfigurationError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def backfill_policy(text: str) -> str | None:
+    """Parse a backfilling policy name, or ``none`` (no backfilling) into ``None``.
+
+    Parameters
+    ----------
+    text
+        The command-line value.
+
+    Returns
+    -------
+    str or None
+    """
+    return None if text.strip().lower() == "none" else policy(text)
+
+
+def table_path(text: str) -> Path:
+    """Parse the path of a per-job table; its suffix chooses the format.
+
+    Parameters
+    ----------
+    text
+        The command-line value.
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        The name does not end with ``.parquet`` or ``.csv``.
+    """
+    path = Path(text)
+    if path.suffix.lower() not in TABLE_SUFFIXES:
+        raise argparse.ArgumentTypeError(
+            f"expected a file name ending with {' or '.join(TABLE_SUFFIXES)}, got {text!r}"
+        )
+    return path
+
+
+# --------------------------------------------------------------------------------------------
+# Subcommands and shared options
+# --------------------------------------------------------------------------------------------
+
+
+def add_command(
+    commands: Any, name: str, handler: Handler, summary: str
+) -> argparse.ArgumentParser:
+    """Add one subcommand whose namespace carries ``handler``.
+
+    Parameters
+    ----------
+    commands
+        The subparsers action of the main parser.
+    name, summary
+        Subcommand name and one-line description.
+    handler
+        Function run with the parsed arguments; returns the exit code.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The subcommand's parser.
+    """
+    command = commands.add_parser(name, help=summary, description=summary)
+    command.set_defaults(handler=handler)
+    return command
+
+
+def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the trace-reading arguments shared by ``info``, ``filter`` and ``simulate``.
+
+    Parameters
+    ----------
+    parser
+        A subcommand parser; gets ``TRACE``, ``--machine-procs``, ``--infer-machine-procs``
+        and ``--lenient`` (read by :func:`scheduler.cli.traces.read_trace`).
+    """
+    parser.add_argument("trace", metavar="TRACE", help="SWF workload log (.swf or .swf.gz)")
+    reading = parser.add_argument_group("trace reading")
+    reading.add_argument(
+        "--machine-procs",
+        metavar="N",
+        type=positive_int,
+        help="machine size in processors (overrides the MaxProcs header)",
+    )
+    reading.add_argument(
+        "--infer-machine-procs",
+        action="store_true",
+        help="without a MaxProcs/MaxNodes header, use the largest job's processor count",
+    )
+    reading.add_argument(
+        "--lenient",
+        action="store_true",
+        help="skip malformed job lines (counted and reported) instead of failing",
+    )
+
+
+def add_json_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--json`` (machine-readable output instead of aligned text).
+
+    Parameters
+    ----------
+    parser
+        A subcommand parser.
+    """
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")

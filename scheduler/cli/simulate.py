@@ -1,0 +1,272 @@
+"""``scheduler simulate`` and ``scheduler policies``: run EASY backfilling, list the policies.
+
+``simulate`` strongly filters the trace (unless ``--no-filter``), simulates it with the chosen
+policies and options, prints the summary and configuration, and writes the schedule as SWF and
+the per-job table as Parquet or CSV when asked. ``policies`` lists the policy registry
+(:data:`scheduler.policies.POLICIES`), the same names the ``--primary``/``--backfill`` options
+accept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from scheduler.cli.arguments import (
+    add_command,
+    add_json_argument,
+    add_trace_arguments,
+    backfill_policy,
+    duration,
+    policy,
+    table_path,
+)
+from scheduler.cli.output import (
+    DAY_S,
+    HOUR_S,
+    print_json,
+    print_sections,
+    seconds_text,
+    threshold_text,
+    writing,
+)
+from scheduler.cli.traces import filter_header_line, machine_size_lines, read_trace, report_dict
+from scheduler.core.atomic import atomic_path
+from scheduler.core.version import __version__
+from scheduler.policies import POLICIES
+from scheduler.sim.engine import SimulationResult, simulate
+from scheduler.traces.filters import FilterReport, strong_filter
+from scheduler.traces.swf import Trace, write_swf
+
+__all__ = ["add_commands", "cmd_policies", "cmd_simulate"]
+
+
+# --------------------------------------------------------------------------------------------
+# Parser
+# --------------------------------------------------------------------------------------------
+
+
+def add_commands(commands: Any) -> None:
+    """Add ``scheduler simulate`` and ``scheduler policies``.
+
+    Parameters
+    ----------
+    commands
+        The subparsers action of the main parser.
+    """
+    command = add_command(
+        commands, "simulate", cmd_simulate, "simulate EASY(primary, backfill, threshold)"
+    )
+    add_trace_arguments(command)
+    scheduling = command.add_argument_group("scheduling policy")
+    scheduling.add_argument(
+        "--primary", metavar="POLICY", type=policy, default="FCFS",
+        help="primary queue order (default FCFS; see `scheduler policies`)",
+    )  # fmt: skip
+    scheduling.add_argument(
+        "--backfill", metavar="POLICY|none", type=backfill_policy, default="FCFS",
+        help="backfilling order, or none for no backfilling (default FCFS)",
+    )  # fmt: skip
+    scheduling.add_argument(
+        "--threshold", metavar="DURATION", type=duration, default=math.inf,
+        help="jobs waiting longer go first, e.g. 40h, 90m, 2d, 3600 (seconds); default none",
+    )  # fmt: skip
+    scheduling.add_argument(
+        "--reservation", choices=("default", "classic"), default="default",
+        help="extra-processor count of the reservation (docs/simulator.md)",
+    )  # fmt: skip
+    scheduling.add_argument(
+        "--estimate", choices=("requested", "clairvoyant"), default="requested",
+        help="run-time estimate the scheduler sees (default: the requested time)",
+    )  # fmt: skip
+    scheduling.add_argument(
+        "--outlive", choices=("requested", "double"), default="requested",
+        help="new estimate of a job that outlives its estimate",
+    )  # fmt: skip
+    command.add_argument(
+        "--no-filter", action="store_true", help="simulate the raw trace (no strong filter)"
+    )
+    command.add_argument(
+        "--out", metavar="SCHEDULE.swf[.gz]", type=Path,
+        help="write the schedule as SWF (field 3: simulated wait, seconds)",
+    )  # fmt: skip
+    command.add_argument(
+        "--jobs-out", metavar="JOBS.parquet|.csv", type=table_path,
+        help="write the per-job table (start, wait, bsld, ...)",
+    )  # fmt: skip
+    add_json_argument(command)
+
+    command = add_command(commands, "policies", cmd_policies, "list the registered queue policies")
+    add_json_argument(command)
+
+
+# --------------------------------------------------------------------------------------------
+# scheduler simulate
+# --------------------------------------------------------------------------------------------
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    """``scheduler simulate``: filter, simulate, print the summary, write the outputs.
+
+    Parameters
+    ----------
+    args
+        Parsed arguments.
+
+    Returns
+    -------
+    int
+        Exit code 0.
+    """
+    trace = read_trace(args)
+    report = None
+    if not args.no_filter:
+        trace, report = strong_filter(trace)
+    started = time.perf_counter()
+    result = simulate(
+        trace,
+        args.primary,
+        args.backfill,
+        args.threshold,
+        estimate=args.estimate,
+        reservation=args.reservation,
+        outlive=args.outlive,
+    )
+    wall_ms = (time.perf_counter() - started) * 1000.0
+    if args.out is not None:
+        write_schedule(result, trace, report, args.out)
+    if args.jobs_out is not None:
+        write_job_table(result.jobs, args.jobs_out)
+    if args.json:
+        print_json(
+            {
+                "trace": trace.path,
+                "version": __version__,
+                "filter": None if report is None else report_dict(report),
+                "summary": result.summary.to_dict(),
+                "config": result.config.to_dict(),
+                "wall_time_ms": wall_ms,
+            }
+        )
+        return 0
+    print_simulation(trace, report, result, wall_ms)
+    return 0
+
+
+def print_simulation(
+    trace: Trace, report: FilterReport | None, result: SimulationResult, wall_ms: float
+) -> None:
+    """Print a simulation's summary and configuration as aligned text.
+
+    Parameters
+    ----------
+    trace
+        The simulated trace.
+    report
+        Its strong-filter report, or ``None`` with ``--no-filter``.
+    result
+        The simulation result.
+    wall_ms
+        Wall time of the simulation, milliseconds.
+    """
+    summary, config = result.summary, result.config
+    kept = "off" if report is None else f"kept {report.jobs_out} of {report.jobs_in} jobs"
+    summary_rows = [
+        ("trace", str(trace.path)),
+        ("strong filter", kept),
+        ("jobs", str(summary.jobs)),
+        ("AvgWait", seconds_text(summary.avg_wait_s, HOUR_S, "h")),
+        ("MaxWait", seconds_text(summary.max_wait_s, HOUR_S, "h")),
+        ("AVEbsld", f"{summary.avg_bsld:.2f}"),
+        ("MaxBsld", f"{summary.max_bsld:.2f}"),
+        ("utilisation", f"{summary.utilisation:.4f}"),
+        ("makespan", seconds_text(summary.makespan_s, DAY_S, "days")),
+        ("backfilled jobs", str(summary.backfilled_jobs)),
+        ("simulation wall time", f"{wall_ms:.1f} ms"),
+    ]
+    config_rows = [
+        ("machine size", f"{config.machine_procs} processors"),
+        ("primary", config.primary),
+        ("backfill", config.backfill or "none"),
+        ("threshold", threshold_text(config.threshold_s)),
+        ("reservation", config.reservation),
+        ("estimate", config.estimate),
+        ("outlive", config.outlive),
+    ]
+    print_sections([("Simulation", summary_rows), ("Configuration", config_rows)])
+
+
+def write_schedule(
+    result: SimulationResult, trace: Trace, report: FilterReport | None, path: Path
+) -> None:
+    """Write the simulated schedule as SWF with provenance header lines, atomically.
+
+    Parameters
+    ----------
+    result
+        The simulation result; field 3 of each job becomes its simulated wait (s).
+    trace
+        The simulated trace (its header is kept).
+    report
+        The strong-filter report, or ``None`` when the trace was not filtered.
+    path
+        Output file (gzipped when it ends with ``.gz``).
+    """
+    config = json.dumps(result.config.to_dict(), sort_keys=True)
+    extra = [
+        f"schedlab {__version__} simulate: field 3 (wait time) holds the simulated wait, seconds",
+        f"schedlab config: {config}",
+    ]
+    if report is not None:
+        extra.insert(1, filter_header_line(report))
+    extra += machine_size_lines(trace, path)
+    with writing(path):
+        write_swf(result.to_swf_jobs(), path, header=trace.header, extra_header_lines=extra)
+
+
+def write_job_table(jobs: pl.DataFrame, path: Path) -> None:
+    """Write the per-job table as Parquet or CSV (by suffix), atomically.
+
+    Parameters
+    ----------
+    jobs
+        ``SimulationResult.jobs``.
+    path
+        Output file ending with ``.parquet`` or ``.csv``.
+    """
+    with writing(path), atomic_path(path) as tmp:
+        if path.suffix.lower() == ".csv":
+            jobs.write_csv(tmp)
+        else:
+            jobs.write_parquet(tmp)
+
+
+# --------------------------------------------------------------------------------------------
+# scheduler policies
+# --------------------------------------------------------------------------------------------
+
+
+def cmd_policies(args: argparse.Namespace) -> int:
+    """``scheduler policies``: the registered policies with their descriptions.
+
+    Parameters
+    ----------
+    args
+        Parsed arguments.
+
+    Returns
+    -------
+    int
+        Exit code 0.
+    """
+    if args.json:
+        print_json([{"name": p.name, "description": p.description} for p in POLICIES.values()])
+        return 0
+    print_sections([("Policies", [(p.name, p.description) for p in POLICIES.values()])])
+    return 0

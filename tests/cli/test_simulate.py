@@ -1,0 +1,155 @@
+"""``scheduler simulate`` and ``scheduler policies`` (scheduler.cli.simulate) on the KTH-SP2 log.
+
+The command's results must equal the Python API's (:func:`scheduler.simulate`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+from cli.helpers import OTHER_OPTIONS, SPF_40H, assert_one_line_error, run, run_json, value_of
+from polars.testing import assert_frame_equal
+from support.expected import KTH_KEPT
+
+import scheduler
+from scheduler.sim.engine import SimulationResult, simulate
+from scheduler.traces.filters import FilterReport
+from scheduler.traces.swf import Trace, read_swf
+
+# --------------------------------------------------------------------------------------------
+# scheduler simulate
+# --------------------------------------------------------------------------------------------
+
+
+def test_simulate_json_equals_the_api(
+    capsys: pytest.CaptureFixture[str], kth_path: Path, spf_40h: SimulationResult
+) -> None:
+    run_ = run_json(capsys, "simulate", kth_path, *SPF_40H)
+    assert run_["summary"] == spf_40h.summary.to_dict()
+    assert run_["summary"]["avg_wait_s"] == spf_40h.summary.avg_wait_s
+    assert run_["summary"]["jobs"] == KTH_KEPT
+    assert run_["config"] == spf_40h.config.to_dict()
+    assert run_["config"]["threshold_s"] == 144000
+    assert run_["filter"]["jobs_out"] == KTH_KEPT
+    assert run_["version"] == scheduler.__version__
+    assert run_["wall_time_ms"] > 0
+
+
+def test_simulate_text(
+    capsys: pytest.CaptureFixture[str], kth_path: Path, spf_40h: SimulationResult
+) -> None:
+    code, out, err = run(capsys, "simulate", kth_path, *SPF_40H)
+    assert code == 0, err
+    summary = spf_40h.summary
+    avg_wait = value_of("AvgWait", out)
+    assert avg_wait == f"{summary.avg_wait_s:.1f} s ({summary.avg_wait_s / 3600:.2f} h)"
+    assert value_of("jobs", out) == str(KTH_KEPT)
+    assert value_of("AVEbsld", out) == f"{summary.avg_bsld:.2f}"
+    assert value_of("backfilled jobs", out) == str(summary.backfilled_jobs)
+    assert re.fullmatch(r"\d+\.\d ms", value_of("simulation wall time", out))
+    assert value_of("primary", out) == "SPF"
+    assert value_of("threshold", out) == "40h (144000 s)"
+
+
+def test_simulate_options_equal_the_api(
+    capsys: pytest.CaptureFixture[str],
+    kth_path: Path,
+    kth_filtered: tuple[Trace, FilterReport],
+) -> None:
+    run_ = run_json(capsys, "simulate", kth_path, *OTHER_OPTIONS)
+    expected = simulate(
+        kth_filtered[0], "LEXP", None, 2 * 86400,
+        estimate="clairvoyant", reservation="classic", outlive="double",
+    )  # fmt: skip
+    assert run_["summary"] == expected.summary.to_dict()
+    assert run_["config"] == expected.config.to_dict()
+    assert run_["config"]["backfill"] is None
+    assert run_["summary"]["backfilled_jobs"] == 0
+
+
+def test_simulate_default_has_no_threshold(
+    capsys: pytest.CaptureFixture[str], kth_path: Path
+) -> None:
+    run_ = run_json(capsys, "simulate", kth_path)
+    assert run_["config"]["threshold_s"] is None
+    assert (run_["config"]["primary"], run_["config"]["backfill"]) == ("FCFS", "FCFS")
+
+
+def test_simulate_writes_schedule_and_job_table(
+    capsys: pytest.CaptureFixture[str],
+    kth_path: Path,
+    spf_40h: SimulationResult,
+    tmp_path: Path,
+) -> None:
+    schedule_path, jobs_path = tmp_path / "schedule.swf.gz", tmp_path / "jobs.parquet"
+    code, _, err = run(
+        capsys, "simulate", kth_path, *SPF_40H, "--out", schedule_path, "--jobs-out", jobs_path
+    )
+    assert code == 0, err
+
+    schedule = read_swf(schedule_path)
+    assert schedule.jobs.height == KTH_KEPT
+    assert_frame_equal(schedule.jobs, spf_40h.to_swf_jobs())
+    simulated = spf_40h.jobs.select("job_id", pl.col("wait_s").round(0).cast(pl.Int64))
+    waits = schedule.jobs.select("job_id", "wait_s").join(simulated, on="job_id", suffix="_sim")
+    assert waits.height == KTH_KEPT
+    assert (waits["wait_s"] == waits["wait_s_sim"]).all()
+    assert schedule.jobs["wait_s"].sum() == round(spf_40h.summary.total_wait_s)
+
+    header = "\n".join(schedule.header.lines)
+    assert f"schedlab {scheduler.__version__} simulate" in header
+    assert f"schedlab {scheduler.__version__} strong filter: kept {KTH_KEPT}" in header
+    config_lines = [
+        line for line in schedule.header.lines if line.startswith("; schedlab config: ")
+    ]
+    assert len(config_lines) == 1
+    config = json.loads(config_lines[0].removeprefix("; schedlab config: "))
+    assert config == spf_40h.config.to_dict()
+    assert config["threshold_s"] == 144000
+
+    assert_frame_equal(pl.read_parquet(jobs_path), spf_40h.jobs)
+
+
+def test_simulate_job_table_as_csv(
+    capsys: pytest.CaptureFixture[str], kth_path: Path, spf_40h: SimulationResult, tmp_path: Path
+) -> None:
+    jobs_path = tmp_path / "jobs.csv"
+    assert run(capsys, "simulate", kth_path, *SPF_40H, "--jobs-out", jobs_path)[0] == 0
+    table = pl.read_csv(jobs_path)
+    assert table.columns == spf_40h.jobs.columns
+    assert table["wait_s"].to_list() == spf_40h.jobs["wait_s"].to_list()
+
+
+def test_simulate_no_filter_on_raw_log_is_a_clear_error(
+    capsys: pytest.CaptureFixture[str], kth_path: Path
+) -> None:
+    code, out, err = run(capsys, "simulate", kth_path, "--no-filter")
+    assert_one_line_error(code, out, err, "strong_filter")
+
+
+def test_simulate_no_filter_on_filtered_log(
+    capsys: pytest.CaptureFixture[str], kth_path: Path, spf_40h: SimulationResult, tmp_path: Path
+) -> None:
+    filtered = tmp_path / "filtered.swf"
+    assert run(capsys, "filter", kth_path, "--out", filtered)[0] == 0
+    run_ = run_json(capsys, "simulate", filtered, "--no-filter", *SPF_40H)
+    assert run_["filter"] is None
+    assert run_["summary"] == spf_40h.summary.to_dict()
+
+
+# --------------------------------------------------------------------------------------------
+# scheduler policies
+# --------------------------------------------------------------------------------------------
+
+
+def test_policies_lists_every_registered_policy(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "policies")
+    assert code == 0
+    for name, policy in scheduler.POLICIES.items():
+        assert value_of(name, out) == policy.description
+    listed = run_json(capsys, "policies")
+    assert [entry["name"] for entry in listed] == scheduler.policy_names()

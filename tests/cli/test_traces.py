@@ -1,0 +1,145 @@
+"""``scheduler info`` and ``scheduler filter`` (scheduler.cli.traces) on the bundled KTH-SP2 log."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli.helpers import (
+    JOB_LINE,
+    argparse_exit,
+    assert_one_line_error,
+    run,
+    run_json,
+    value_of,
+    write_text,
+)
+from polars.testing import assert_frame_equal
+from support.expected import KTH_FILTER_COUNTS, KTH_JOBS, KTH_KEPT
+
+import scheduler
+from scheduler.traces.filters import FilterReport
+from scheduler.traces.summary import trace_summary
+from scheduler.traces.swf import Trace, read_swf
+
+KTH_REPORT = KTH_FILTER_COUNTS
+
+
+# --------------------------------------------------------------------------------------------
+# scheduler info
+# --------------------------------------------------------------------------------------------
+
+
+def test_info_text(capsys: pytest.CaptureFixture[str], kth_path: Path, kth_raw: Trace) -> None:
+    code, out, err = run(capsys, "info", kth_path)
+    assert code == 0, err
+    assert value_of("machine size", out) == "100 processors"
+    assert value_of("jobs", out) == str(KTH_JOBS)
+    assert value_of("users", out) == str(trace_summary(kth_raw)["users"])
+    assert value_of("time span", out).startswith(f"{trace_summary(kth_raw)['span_s']} s (")
+    assert value_of("offered load", out) == f"{trace_summary(kth_raw)['offered_load']:.4f}"
+    assert value_of("jobs in", out) == str(KTH_JOBS)
+    assert value_of("jobs out (kept)", out) == str(KTH_KEPT)
+    assert value_of("removed: no proc count", out) == "1"
+    assert value_of("removed: run time <= 0 or submit < 0", out) == "8"
+    assert value_of("removed: requested time <= 0 or < run", out) == "475"
+
+
+def test_info_json(
+    capsys: pytest.CaptureFixture[str],
+    kth_path: Path,
+    kth_raw: Trace,
+    kth_filtered: tuple[Trace, FilterReport],
+) -> None:
+    info = run_json(capsys, "info", kth_path)
+    raw = trace_summary(kth_raw)
+    assert info["raw"] == {**raw, "span_days": raw["span_s"] / 86400}
+    assert info["raw"]["machine_procs"] == 100
+    assert info["raw"]["jobs"] == KTH_JOBS
+    assert info["filter"] == {**kth_filtered[1].to_dict(), "removed": KTH_JOBS - KTH_KEPT}
+    assert KTH_REPORT.items() <= info["filter"].items()
+    assert info["filtered"] == trace_summary(kth_filtered[0])
+    assert info["filtered"]["offered_load"] < raw["offered_load"]
+    assert info["skipped_lines"] == {}
+
+
+def test_info_machine_procs_override(capsys: pytest.CaptureFixture[str], kth_path: Path) -> None:
+    info = run_json(capsys, "info", kth_path, "--machine-procs", "64")
+    assert info["raw"]["machine_procs"] == 64
+    assert info["filter"]["machine_procs"] == 64
+    assert info["filter"]["removed_procs_exceed_machine"] > 0
+
+
+def test_info_lenient_reports_skipped_lines(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = write_text(tmp_path / "bad.swf", "; MaxProcs: 4\n" + JOB_LINE + "2 0 0 10 1 -1\n")
+    code, out, err = run(capsys, "info", bad, "--lenient")
+    assert code == 0
+    assert value_of("jobs", out) == "1"
+    assert value_of("skipped: wrong field count", out) == "1"
+    assert err.startswith("scheduler: warning: ") and len(err.splitlines()) == 1
+
+
+def test_info_infer_machine_procs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    headerless = write_text(
+        tmp_path / "headerless.swf", JOB_LINE.replace(" 1 -1 -1 1 ", " 3 -1 -1 3 ", 1)
+    )
+    code, out, err = run(capsys, "info", headerless)
+    assert_one_line_error(
+        code, out, err, str(headerless), "--machine-procs", "--infer-machine-procs"
+    )
+    info = run_json(capsys, "info", headerless, "--infer-machine-procs")
+    assert info["raw"]["machine_procs"] == 3
+
+
+# --------------------------------------------------------------------------------------------
+# scheduler filter
+# --------------------------------------------------------------------------------------------
+
+
+def test_filter_writes_trace_and_report(
+    capsys: pytest.CaptureFixture[str],
+    kth_path: Path,
+    kth_filtered: tuple[Trace, FilterReport],
+    tmp_path: Path,
+) -> None:
+    out_path, report_path = tmp_path / "out" / "kth.swf.gz", tmp_path / "report.json"
+    code, out, err = run(capsys, "filter", kth_path, "--out", out_path, "--report", report_path)
+    assert code == 0, err
+    assert value_of("jobs out (kept)", out) == str(KTH_KEPT)
+    assert value_of("filtered trace", out) == str(out_path)
+
+    written = read_swf(out_path)
+    assert written.jobs.height == KTH_KEPT
+    assert written.machine_procs == 100
+    assert_frame_equal(written.jobs, kth_filtered[0].jobs)
+    assert written.header.lines[: len(kth_filtered[0].header.lines)] == (
+        kth_filtered[0].header.lines
+    )
+    assert any(
+        f"schedlab {scheduler.__version__} strong filter" in line for line in written.header.lines
+    )
+
+    report = json.loads(report_path.read_text())
+    assert report == kth_filtered[1].to_dict()
+    assert KTH_REPORT.items() <= report.items()
+    assert not list(tmp_path.rglob("*.tmp"))  # atomic writes leave no temporary files
+
+
+def test_filter_json_and_machine_size_for_headerless_trace(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    headerless = write_text(tmp_path / "headerless.swf", JOB_LINE + JOB_LINE.replace("1", "2", 1))
+    out_path = tmp_path / "filtered.swf"
+    result = run_json(capsys, "filter", headerless, "--machine-procs", "8", "--out", out_path)
+    assert result["filter"]["jobs_out"] == 2
+    assert result["out"] == str(out_path)
+    assert read_swf(out_path).machine_procs == 8  # a MaxProcs line was added
+
+
+def test_filter_requires_out(capsys: pytest.CaptureFixture[str], kth_path: Path) -> None:
+    code, err = argparse_exit(capsys, "filter", kth_path)
+    assert code == 2
+    assert "--out" in err
