@@ -15,7 +15,7 @@ import polars as pl
 
 from scheduler.cli.arguments import add_command
 from scheduler.core.constants import SWF_SCHEMA
-from scheduler.sim import _kernel as kernel
+from scheduler.sim.cache import kernel_cache_state
 from scheduler.sim.engine import simulate
 from scheduler.traces.swf import SwfHeader, Trace
 
@@ -102,9 +102,9 @@ def kernel_cache_note() -> str:
     str
         E.g. ``"loaded from the cache in scheduler/__pycache__"``.
     """
-    stats = kernel.advance.stats
-    if stats.cache_misses:
-        return f"compiled and cached in {stats.cache_path}"
-    if stats.cache_hits:
-        return f"loaded from the cache in {stats.cache_path}"
+    state = kernel_cache_state()
+    if state.misses:
+        return f"compiled and cached in {state.cache_path}"
+    if state.hits:
+        return f"loaded from the cache in {state.cache_path}"
     return "already loaded in this process"
