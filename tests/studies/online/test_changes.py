@@ -253,3 +253,17 @@ def test_strategy_table_and_markdown(changes: pl.DataFrame):
     assert text.splitlines()[0] == "| strategy | period | T1 | T2 | T3 |"
     assert f"| full | 1d | {wide['T1'][1]:.2f} |" in text
     assert "bandit (LOTO ε) | 1d" in text
+
+
+def test_relative_changes_against_spf_are_zero_for_spf(totals: pl.DataFrame):
+    table = relative_changes(totals, reference="fixed:SPF", n_boot=20)
+    spf = table.filter(pl.col("strategy") == "fixed:SPF")
+    assert spf.height == len(TRACES)
+    assert (spf.select("relative_change", "ci_low", "ci_high").to_numpy() == 0.0).all()
+    assert (spf["total_wait_s"] == spf["reference_wait_s"]).all()
+    fixed = fixed_policy_table(table)
+    spf_row = fixed.filter(pl.col("policy") == "SPF").select(list(TRACES)).to_numpy()
+    assert (spf_row == 0.0).all()
+    assert not (
+        fixed.filter(pl.col("policy") == "FCFS").select(list(TRACES)).to_numpy() == 0.0
+    ).all()

@@ -126,3 +126,17 @@ def test_choice_shares_reject_unknown_periods_and_bins():
     assert choice_shares(choices, period_s_by_label={"2d": 172800.0})["share"].to_list() == [1.0]
     with pytest.raises(ConfigurationError, match="bin_days"):
         choice_shares(choices, period_s_by_label={"2d": 172800.0}, bin_days=0)
+
+
+def test_improvement_curves_against_spf_are_zero_for_spf(curves: pl.DataFrame):
+    """online.reference SPF: fixed:SPF's curve is exactly 0, FCFS's is the mirror image."""
+    table = improvement_curves(curves, reference="fixed:SPF")
+    spf = table.filter(pl.col("strategy") == "fixed:SPF")
+    assert spf.height > 0
+    assert (spf.select("mean_improvement", "q10", "q90").to_numpy() == 0.0).all()
+    fcfs = table.filter(pl.col("strategy") == "fixed:FCFS")
+    assert (fcfs["mean_improvement"] != 0.0).any()
+    against_fcfs = improvement_curves(curves, reference=REFERENCE)
+    assert (
+        against_fcfs.filter(pl.col("strategy") == "fixed:FCFS")["mean_improvement"] == 0.0
+    ).all()

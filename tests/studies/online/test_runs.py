@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
-from support.online import (
-    Run,
-    row,
-)
+from support.online import Run, row
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.studies.online.runs import (
+    LOTO_BANDIT,
+    SELECTOR_STRATEGIES,
+    reference_label,
     run_totals,
+    sort_study_order,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -41,3 +42,22 @@ def test_run_totals_rejects_duplicates_and_missing_columns(curves: pl.DataFrame)
         run_totals(pl.concat([curves, curves.head(1)]))
     with pytest.raises(ConfigurationError, match="finished_jobs"):
         run_totals(curves.drop("finished_jobs"))
+
+
+def test_selector_strategies_follow_the_registry():
+    # the default config's table order: the registered kinds, the bandit as its LOTO choice
+    assert SELECTOR_STRATEGIES == (
+        "random", "full", "noisy", LOTO_BANDIT, "ucb", "swucb", "thompson",
+    )  # fmt: skip
+    names = ["thompson", "bandit(eps=0.3)", LOTO_BANDIT, "random", "fixed:SPF", "fixed:FCFS"]
+    table = pl.DataFrame({"strategy": [*names, "bandit(eps=0.1)", "noisy"]})
+    assert sort_study_order(table, ("strategy",))["strategy"].to_list() == [
+        "fixed:FCFS", "fixed:SPF", "random", "noisy", "bandit(eps=0.1)", "bandit(eps=0.3)",
+        LOTO_BANDIT, "thompson",
+    ]  # fmt: skip
+
+
+def test_reference_label_names_the_configured_policy_and_threshold():
+    assert reference_label("fixed:FCFS", 40 * 3600.0) == "EASY(FCFS, 40 h)"
+    assert reference_label("fixed:SPF", 40 * 3600.0) == "EASY(SPF, 40 h)"
+    assert reference_label("SPF", 1800.0) == "EASY(SPF, 0.5 h)"
