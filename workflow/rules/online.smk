@@ -1,5 +1,6 @@
 # The online policy-selection study: selectors choose the live EASY(P, Θ) policy period by
-# period on long resampled traces (scheduler.studies.online.live, scheduler.studies.online.selectors).
+# period on long resampled traces (scheduler.studies.online.live, scheduler.studies.online.selectors);
+# the reference EASY(P, Θ) of the tables and figures is online.reference / online.threshold.
 
 
 rule long_trace:
@@ -126,6 +127,7 @@ rule online_tables:
         "../envs/schedlab.yaml"
     params:
         reference=ONLINE_PLAN.reference,
+        threshold_s=ONLINE_PLAN.threshold_s,
         confidence=PLAN.confidence,
         seed=ONLINE_PLAN.seed,
         code=step_hash(online_steps.online_tables),
@@ -135,6 +137,7 @@ rule online_tables:
             input.choices,
             dict(output.items()),
             reference=params.reference,
+            threshold_s=params.threshold_s,
             confidence=params.confidence,
             seed=params.seed,
             log_path=log[0],
@@ -161,6 +164,8 @@ rule online_figure:
     conda:
         "../envs/schedlab.yaml"
     params:
+        reference=ONLINE_PLAN.reference,
+        threshold_s=ONLINE_PLAN.threshold_s,
         code=step_hash(online_steps.online_figure),
     run:
         online_steps.online_figure(
@@ -171,5 +176,7 @@ rule online_figure:
             input.changes,
             output.png,
             output.pdf,
+            reference=params.reference,
+            threshold_s=params.threshold_s,
             log_path=log[0],
         )

@@ -1,15 +1,19 @@
 """Figures of the online policy-selection study of EASY backfilling (plotnine).
 
-Pure functions: a :mod:`polars` table of :mod:`scheduler.studies.online.stats` in, a
+Pure functions: a :mod:`polars` table of :mod:`scheduler.studies.online.curves` in, a
 :class:`plotnine.ggplot` out (nothing is drawn or written; render with
 :func:`scheduler.studies.common.figures.save_figure`). They share the theme, title wrapping, row
 selection and policy colours of :mod:`scheduler.studies.tuning.figures`.
 
 * :func:`fixed_improvement_plot` and :func:`selector_improvement_plot` draw
-  :func:`~scheduler.studies.online.stats.improvement_curves`: the cumulative waiting-time
-  improvement over the reference EASY(FCFS, 40 h), in percent, against the time in days;
-* :func:`choice_share_plot` draws :func:`~scheduler.studies.online.stats.choice_shares`: the share
-  of the policy periods choosing each policy over time, stacked.
+  :func:`~scheduler.studies.online.curves.improvement_curves`: the cumulative waiting-time
+  improvement over the reference EASY(P_ref, Θ) of the config (``online.reference``,
+  ``online.threshold``; EASY(FCFS, 40 h) by default), in percent, against the time in days;
+* :func:`choice_share_plot` draws :func:`~scheduler.studies.online.curves.choice_shares`: the
+  share of the policy periods choosing each policy over time, stacked.
+
+The selectors and their order come from the selector registry
+(:data:`scheduler.studies.online.selectors.SELECTORS`).
 """
 
 from __future__ import annotations
@@ -47,41 +51,53 @@ from scheduler.studies.common.figures import (
     select_rows,
     wrapped_labs,
 )
-from scheduler.studies.online.stats import (
+from scheduler.studies.online.runs import (
     FIXED_PREFIX,
     IMPROVEMENT_COLUMNS,
     ONLINE_POLICIES,
     SHARE_COLUMNS,
+    eps_text,
     fixed_policy_name,
+    reference_label,
+)
+from scheduler.studies.online.selectors import (
+    EPSILON_GREEDY,
+    FIXED,
+    SELECTORS,
+    bandit_epsilon,
 )
 
 __all__ = [
     "POLICY_COLOURS",
-    "REFERENCE_LABEL",
     "STRATEGY_COLOURS",
     "choice_share_plot",
     "fixed_improvement_plot",
     "selector_improvement_plot",
 ]
 
-#: How the reference run is named on the figures.
-REFERENCE_LABEL = "EASY(FCFS, 40 h)"
 #: One colour per policy of the study: the colours of :mod:`scheduler.studies.tuning.figures` for
 #: its seven policies, its spare colours for the five others (the same on every figure).
 POLICY_COLOURS: dict[str, str] = manual_values(ONLINE_POLICIES, KNOWN_POLICY_COLOURS, SPARE_COLOURS)
-#: Colours of the strategies on the selector figure (Okabe-Ito; best fixed black).
+#: Order of the selector kinds on the selector figure: registration order, without ``fixed``.
+_SELECTOR_ORDER: tuple[str, ...] = tuple(name for name in SELECTORS if name != FIXED)
+#: Selectors the selector figure draws under their own name by default (``figure_line``).
+_SELECTORS: tuple[str, ...] = tuple(name for name, kind in SELECTORS.items() if kind.figure_line)
+#: Okabe-Ito colours given to the selector kinds in registration order.
+_OKABE_ITO: tuple[str, ...] = (
+    "#999999",
+    "#0072B2",
+    "#56B4E9",
+    "#D55E00",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+)
+#: Colours of the strategies on the selector figure (Okabe-Ito; best fixed black); selector
+#: kinds beyond the palette get spare colours.
 STRATEGY_COLOURS: dict[str, str] = {
     "best fixed": "#000000",
-    "random": "#999999",
-    "full": "#0072B2",
-    "noisy": "#56B4E9",
-    "bandit": "#D55E00",
-    "ucb": "#009E73",
-    "swucb": "#CC79A7",
-    "thompson": "#E69F00",
+    **dict(zip(_SELECTOR_ORDER, _OKABE_ITO, strict=False)),
 }
-_SELECTORS: tuple[str, ...] = ("random", "full", "noisy", "ucb", "swucb")
-_SELECTOR_ORDER: tuple[str, ...] = ("random", "full", "noisy", "bandit", "ucb", "swucb", "thompson")
 _PERCENT = 100.0
 _MEAN, _LOW, _HIGH = "mean_pct", "q10_pct", "q90_pct"
 
@@ -137,19 +153,22 @@ def _band_lines(frame: pd.DataFrame, colours: Mapping[str, str], name: str) -> g
 
 
 def fixed_improvement_plot(
-    curves_table: pl.DataFrame, trace: str, *, reference_label: str = REFERENCE_LABEL
+    curves_table: pl.DataFrame, trace: str, *, reference: str, threshold_s: float
 ) -> ggplot:
     """Cumulative waiting-time improvement of every fixed policy over time.
 
     Parameters
     ----------
     curves_table
-        Output of :func:`scheduler.studies.online.stats.improvement_curves` (improvements as
+        Output of :func:`scheduler.studies.online.curves.improvement_curves` (improvements as
         fractions, ``day`` in days).
     trace
         Name of the trace to show.
-    reference_label
-        How the reference run is named on the y axis.
+    reference
+        Strategy name of the reference the curves were computed against, ``"fixed:P"``
+        (``OnlinePlan.reference``); the axis names it EASY(P, Θ).
+    threshold_s
+        The study's EASY threshold Θ, seconds (``OnlinePlan.threshold_s``).
 
     Returns
     -------
@@ -174,14 +193,15 @@ def fixed_improvement_plot(
             f"(strategies: {available_values(selected, 'strategy')})"
         )
     frame = _percent_frame(fixed, pl.col("strategy").str.slice(len(FIXED_PREFIX)))
+    label = reference_label(reference, threshold_s)
     levels = level_order(frame["label"], ONLINE_POLICIES)
     colours = manual_values(levels, POLICY_COLOURS, SPARE_COLOURS)
     return _band_lines(frame, colours, "fixed policy") + wrapped_labs(
         x="time since the start of the trace (days)",
-        y=_y_title(reference_label),
+        y=_y_title(label),
         title=f"{trace}: cumulative waiting-time improvement of the fixed policies",
         subtitle=(
-            f"EASY(P, 40 h) with P fixed vs {reference_label}; solid: mean over "
+            f"{reference_label('P', threshold_s)} with P fixed vs {label}; solid: mean over "
             f"{_replica_text(fixed)}, dashed: 10 % and 90 % quantiles"
         ),
     )
@@ -209,30 +229,35 @@ def selector_improvement_plot(
     bandit: str | None = None,
     best_fixed: str | None = None,
     selectors: Sequence[str] = _SELECTORS,
-    reference_label: str = REFERENCE_LABEL,
+    reference: str,
+    threshold_s: float,
 ) -> ggplot:
     """Cumulative waiting-time improvement of the selectors and of the best fixed policy.
 
     Parameters
     ----------
     curves_table
-        Output of :func:`scheduler.studies.online.stats.improvement_curves`.
+        Output of :func:`scheduler.studies.online.curves.improvement_curves`.
     trace
         Name of the trace to show.
     period
         Policy period label of the selectors (``"1d"``, ``"1w"``).
     bandit
         The bandit strategy to show (e.g. the ``chosen_strategy`` of
-        :func:`scheduler.studies.online.stats.choose_epsilon` for this trace), labelled "bandit
+        :func:`scheduler.studies.online.epsilon.choose_epsilon` for this trace), labelled "bandit
         (LOTO ε = …)"; ``None``: no bandit line.
     best_fixed
         Strategy name of the best fixed policy in hindsight (``best_fixed`` column of
-        :func:`scheduler.studies.online.stats.relative_changes`); ``None``: the fixed policy with
+        :func:`scheduler.studies.online.changes.relative_changes`); ``None``: the fixed policy with
         the highest mean improvement on the last day.
     selectors
-        The other selectors to show; those absent from the table are skipped.
-    reference_label
-        How the reference run is named on the y axis.
+        The other selectors to show; those absent from the table are skipped. Default: the
+        registered kinds with ``figure_line`` (``random``, ``full``, ``noisy``, ``ucb``,
+        ``swucb``).
+    reference
+        Strategy name of the reference, ``"fixed:P"`` (``OnlinePlan.reference``).
+    threshold_s
+        The study's EASY threshold, seconds (``OnlinePlan.threshold_s``).
 
     Returns
     -------
@@ -272,7 +297,7 @@ def selector_improvement_plot(
     named = [(name, name, name) for name in shown]  # (strategy, label, colour key)
     if bandit is not None:
         select_rows(selected, what, (), trace=trace, strategy=bandit, period=period)  # or raise
-        named.append((bandit, _bandit_label(bandit), "bandit"))
+        named.append((bandit, _bandit_label(bandit), EPSILON_GREEDY))
     named.sort(
         key=lambda item: _SELECTOR_ORDER.index(item[2]) if item[2] in _SELECTOR_ORDER else 99
     )
@@ -286,7 +311,7 @@ def selector_improvement_plot(
     frame = _percent_frame(rows, pl.col("_label"))
     return _band_lines(frame, colours, "strategy") + wrapped_labs(
         x="time since the start of the trace (days)",
-        y=_y_title(reference_label),
+        y=_y_title(reference_label(reference, threshold_s)),
         title=f"{trace}: cumulative waiting-time improvement of the selectors ({period} periods)",
         subtitle=(
             f"solid: mean over {_replica_text(rows)}, dashed: 10 % and 90 % quantiles; "
@@ -302,8 +327,9 @@ def _policy_text(strategy: str) -> str:
 
 def _bandit_label(bandit: str) -> str:
     """``"bandit(eps=0.3)"`` → ``"bandit (LOTO ε = 0.3)"``; other names get ``" (LOTO ε)"``."""
-    if bandit.startswith("bandit(eps=") and bandit.endswith(")"):
-        return f"bandit (LOTO ε = {bandit[len('bandit(eps=') : -1]})"
+    eps = bandit_epsilon(bandit)
+    if eps is not None:
+        return f"{EPSILON_GREEDY} (LOTO ε = {eps_text(eps)})"
     return f"{bandit} (LOTO ε)"
 
 
@@ -325,8 +351,8 @@ def choice_share_plot(
     Parameters
     ----------
     shares
-        Output of :func:`scheduler.studies.online.stats.choice_shares` (``day`` = bin start in days,
-        ``share`` in [0, 1]).
+        Output of :func:`scheduler.studies.online.curves.choice_shares` (``day`` = bin start in
+        days, ``share`` in [0, 1]).
     trace
         Name of the trace to show.
     strategies

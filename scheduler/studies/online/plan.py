@@ -19,6 +19,12 @@ from scheduler.studies.common.config import (
     require_in,
     threshold_list,
 )
+from scheduler.studies.online.selectors import (
+    EPSILON_GREEDY,
+    FIXED,
+    SELECTORS,
+    bandit_spec,
+)
 from scheduler.traces.resample import RESAMPLING_METHODS
 
 _PERIOD_LABEL = re.compile(r"^[0-9]+(s|m|h|d|w)$")
@@ -108,18 +114,24 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
     epsilons = tuple(float(e) for e in online.get("epsilons", [0.1, 0.3, 0.5, 0.7, 0.9]))
     if not epsilons or any(not 0 <= e <= 1 for e in epsilons):
         raise ConfigurationError("config online.epsilons: values in [0, 1], at least one")
-    strategies = [OnlineStrategy(f"fixed:{p}", f"fixed-{p}", ("none",), False) for p in policies]
+    strategies = [
+        OnlineStrategy(f"{FIXED}:{p}", f"{FIXED}-{p}", ("none",), False) for p in policies
+    ]
     selectors = [str(s).lower() for s in online.get("selectors", [])]
-    known = {"random", "full", "noisy", "bandit", "ucb", "swucb", "thompson"}
+    # every registered kind but fixed (the fixed policies are online.policies)
+    known = {name for name in SELECTORS if name != FIXED}
     for name in selectors:
         if name not in known:
             raise ConfigurationError(
                 f"config online.selectors: unknown selector {name!r}; known: {sorted(known)}"
             )
-        specs = [f"bandit(eps={e:g})" for e in epsilons] if name == "bandit" else [name]
+        kind = SELECTORS[name]
+        # the epsilon-greedy bandit runs once per epsilon of online.epsilons
+        specs = [bandit_spec(e) for e in epsilons] if name == EPSILON_GREEDY else [name]
         for spec in specs:
-            needs = name in ("full", "noisy")
-            strategies.append(OnlineStrategy(spec, strategy_slug(spec), labels, needs))
+            strategies.append(
+                OnlineStrategy(spec, strategy_slug(spec), labels, kind.needs_simulation)
+            )
     if len({s.slug for s in strategies}) != len(strategies):
         raise ConfigurationError("config online.selectors: a selector is listed twice")
     noise = tuple(float(x) for x in online.get("noise", [0.8, 1.2]))

@@ -31,7 +31,12 @@ from scheduler.studies.online.live import (
     run_online,
     simulated_period_costs,
 )
-from scheduler.studies.online.selectors import make_selector, parse_spec
+from scheduler.studies.online.selectors import (
+    EPSILON_GREEDY,
+    SELECTORS,
+    make_selector,
+    parse_spec,
+)
 from scheduler.traces.resample import name_hash
 
 __all__ = [
@@ -171,6 +176,7 @@ def online_tables(
     outputs: Mapping[str, str],
     *,
     reference: str,
+    threshold_s: float,
     confidence: float,
     seed: int,
     log_path: str | None = None,
@@ -180,23 +186,34 @@ def online_tables(
     policy and strategy tables, improvement curves and choice shares for the figures.
 
     ``outputs`` maps ``epsilon_csv, epsilon_md, changes_parquet, changes_csv, fixed_md,
-    strategies_md, improvement_parquet, shares_parquet`` to paths.
+    strategies_md, improvement_parquet, shares_parquet`` to paths. ``reference`` is the
+    reference strategy ``"fixed:P"`` and ``threshold_s`` the EASY threshold in seconds
+    (``OnlinePlan.reference``, ``OnlinePlan.threshold_s``): the reference's rows are 0 and the
+    headers name it EASY(P, Θ).
     """
     from scheduler.studies.common.tables import markdown_table
-    from scheduler.studies.online import stats as online_stats
+    from scheduler.studies.online.changes import (
+        fixed_policy_table,
+        relative_changes,
+        strategy_table,
+    )
+    from scheduler.studies.online.curves import choice_shares, improvement_curves
+    from scheduler.studies.online.epsilon import choose_epsilon
+    from scheduler.studies.online.runs import reference_label, run_totals
 
     with rule_log(log_path) as log:
         curves = pl.concat([read_table(path) for path in curve_paths])
         choices = pl.concat([read_table(path) for path in choice_paths], how="diagonal_relaxed")
-        totals = online_stats.run_totals(curves)
-        epsilon = online_stats.choose_epsilon(totals)
-        changes = online_stats.relative_changes(
+        totals = run_totals(curves)
+        epsilon = choose_epsilon(totals)
+        changes = relative_changes(
             totals, reference=reference, chosen_epsilon=epsilon, confidence=confidence,
             seed=seed,
         )  # fmt: skip
         record = provenance(
-            {"reference": reference, "confidence": confidence, "seed": seed}, step="online"
-        )
+            {"reference": reference, "threshold_s": threshold_s, "confidence": confidence,
+             "seed": seed}, step="online",
+        )  # fmt: skip
         write_csv(epsilon, outputs["epsilon_csv"], record)
         write_markdown(
             "# ε of the bandit, leave-one-trace-out majority vote\n\n" + markdown_table(epsilon),
@@ -204,30 +221,34 @@ def online_tables(
         )  # fmt: skip
         write_parquet(changes, outputs["changes_parquet"], record)
         write_csv(changes, outputs["changes_csv"], record)
-        title = "# Relative total-wait change vs EASY(FCFS, 40 h) over the resampled traces\n\n"
-        fixed = markdown_table(online_stats.fixed_policy_table(changes))
+        label = reference_label(reference, threshold_s)
+        title = f"# Relative total-wait change vs {label} over the resampled traces\n\n"
+        fixed = markdown_table(fixed_policy_table(changes))
         write_markdown(title + "## Fixed policies\n\n" + fixed, outputs["fixed_md"], record)
         write_markdown(
-            title + "## Strategies\n\n" + markdown_table(online_stats.strategy_table(changes)),
+            title + "## Strategies\n\n" + markdown_table(strategy_table(changes)),
             outputs["strategies_md"], record,
         )  # fmt: skip
-        write_parquet(online_stats.improvement_curves(curves, reference=reference),
+        write_parquet(improvement_curves(curves, reference=reference),
                       outputs["improvement_parquet"], record)  # fmt: skip
         # fixed policies never switch: shares are for the selectors
         selectors = choices.filter(pl.col("period") != "none")
-        write_parquet(online_stats.choice_shares(selectors), outputs["shares_parquet"], record)
+        write_parquet(choice_shares(selectors), outputs["shares_parquet"], record)
         log(f"{totals.height} runs over {totals['trace'].n_unique()} traces summarised")
 
 
 #: Selectors whose choices the ``choice_shares`` figure shows, the first one run (beside the
-#: bandit with the leave-one-trace-out ε).
-CHOICE_SHARE_SELECTORS = ("noisy", "full")
+#: bandit with the leave-one-trace-out ε): the registered kinds with simulated feedback, the
+#: last registered first (``noisy``, the study's figure, then the exact ``full``).
+CHOICE_SHARE_SELECTORS: tuple[str, ...] = tuple(
+    reversed([name for name, kind in SELECTORS.items() if kind.needs_simulation])
+)
 
 
 def draws_choice_shares(specs: Sequence[str]) -> bool:
     """Whether an online study running these selector specs has a ``choice_shares`` figure:
     one of :data:`CHOICE_SHARE_SELECTORS` or a bandit is among them."""
-    shown = {*CHOICE_SHARE_SELECTORS, "bandit"}
+    shown = {*CHOICE_SHARE_SELECTORS, EPSILON_GREEDY}
     return any(parse_spec(spec)[0] in shown for spec in specs)
 
 
@@ -240,30 +261,37 @@ def online_figure(
     png_path: str,
     pdf_path: str,
     *,
+    reference: str,
+    threshold_s: float,
     log_path: str | None = None,
 ) -> None:
     """One figure of the online study for one trace: ``fixed_improvement``,
-    ``selector_improvement_<period>`` or ``choice_shares_<period>``."""
+    ``selector_improvement_<period>`` or ``choice_shares_<period>``. ``reference`` (``"fixed:P"``)
+    and ``threshold_s`` (seconds) name the reference EASY(P, Θ) the improvements are against
+    (``OnlinePlan.reference``, ``OnlinePlan.threshold_s``)."""
     from scheduler.studies.common.figures import save_figure
     from scheduler.studies.online import figures as online_plots
-    from scheduler.studies.online import stats as online_stats
+    from scheduler.studies.online.runs import BEST_FIXED, LOTO_BANDIT
 
     with rule_log(log_path) as log:
         changes = read_table(changes_path).filter(pl.col("trace") == trace)
         improvement = read_table(improvement_path)
         kind, _, period = figure.rpartition("_")
         bandit_rows = changes.filter(
-            (pl.col("strategy") == online_stats.LOTO_BANDIT) & (pl.col("period") == period)
+            (pl.col("strategy") == LOTO_BANDIT) & (pl.col("period") == period)
         )
         bandit = bandit_rows["source"][0] if bandit_rows.height else None
-        best_rows = changes.filter(pl.col("strategy") == online_stats.BEST_FIXED)
+        best_rows = changes.filter(pl.col("strategy") == BEST_FIXED)
         best_fixed = best_rows["source"][0] if best_rows.height else None
         if figure == "fixed_improvement":
-            plot = online_plots.fixed_improvement_plot(improvement, trace)
+            plot = online_plots.fixed_improvement_plot(
+                improvement, trace, reference=reference, threshold_s=threshold_s
+            )
         elif kind == "selector_improvement":
             plot = online_plots.selector_improvement_plot(
-                improvement, trace, period=period, bandit=bandit, best_fixed=best_fixed
-            )
+                improvement, trace, period=period, bandit=bandit, best_fixed=best_fixed,
+                reference=reference, threshold_s=threshold_s,
+            )  # fmt: skip
         elif kind == "choice_shares":
             shares = read_table(shares_path)
             run = set(shares.filter((pl.col("trace") == trace) & (pl.col("period") == period))[
@@ -275,6 +303,9 @@ def online_figure(
             )
         else:
             raise ConfigurationError(f"unknown online figure {figure!r}")
-        record = provenance({"trace": trace, "figure": figure}, step="online_figure")
+        record = provenance(
+            {"trace": trace, "figure": figure, "reference": reference, "threshold_s": threshold_s},
+            step="online_figure",
+        )
         save_figure(plot, png_path, pdf_path, provenance=flat_record(record))
         log(f"{trace}: {figure} drawn")

@@ -8,23 +8,21 @@ import pytest
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.studies.common.figures import save_figure
+from scheduler.studies.online.curves import choice_shares, improvement_curves
 from scheduler.studies.online.figures import (
     POLICY_COLOURS,
     choice_share_plot,
     fixed_improvement_plot,
     selector_improvement_plot,
 )
-from scheduler.studies.online.stats import (
-    CHOICE_COLUMNS,
-    CURVE_COLUMNS,
-    ONLINE_POLICIES,
-    choice_shares,
-    improvement_curves,
-)
+from scheduler.studies.online.runs import CHOICE_COLUMNS, CURVE_COLUMNS, ONLINE_POLICIES
 
 TRACE = "KTH-SP2"
 DAYS = 30
 REPLICAS = 3
+REFERENCE = "fixed:FCFS"
+THRESHOLD_S = 40 * 3600.0
+REF = {"reference": REFERENCE, "threshold_s": THRESHOLD_S}  # the figures' reference keywords
 FIXED = {"FCFS": 1.0, "SPF": 0.6, "LQF": 1.2}  # scale of the daily waits
 SELECTORS = {
     "random": 1.05,
@@ -42,8 +40,8 @@ def _flat(text: str | None) -> str:
     return " ".join((text or "").split())
 
 
-@pytest.fixture(scope="module")
-def curves_table() -> pl.DataFrame:
+def curve_rows() -> pl.DataFrame:
+    """Curves table (cumulative waits, s) of the fixed policies and selectors of this module."""
     rng = np.random.default_rng(5)
     rows = []
     for replica in range(REPLICAS):
@@ -59,7 +57,12 @@ def curves_table() -> pl.DataFrame:
                 (TRACE, replica, strategy, period, day, float(c), day * 5)
                 for day, c in enumerate(cumulative)
             ]
-    return improvement_curves(pl.DataFrame(rows, schema=list(CURVE_COLUMNS), orient="row"))
+    return pl.DataFrame(rows, schema=list(CURVE_COLUMNS), orient="row")
+
+
+@pytest.fixture(scope="module")
+def curves_table() -> pl.DataFrame:
+    return improvement_curves(curve_rows(), reference=REFERENCE)
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +78,7 @@ def shares() -> pl.DataFrame:
 
 
 def test_fixed_improvement_plot(curves_table: pl.DataFrame):
-    plot = fixed_improvement_plot(curves_table, TRACE)
+    plot = fixed_improvement_plot(curves_table, TRACE, **REF)
     data = plot.data
     assert len(data) == len(FIXED) * DAYS
     assert [str(x) for x in data["label"].cat.categories] == ["FCFS", "SPF", "LQF"]
@@ -98,7 +101,7 @@ def test_fixed_improvement_plot(curves_table: pl.DataFrame):
 
 def test_selector_improvement_plot(curves_table: pl.DataFrame):
     plot = selector_improvement_plot(
-        curves_table, TRACE, period="1d", bandit="bandit(eps=0.3)", best_fixed="fixed:SPF"
+        curves_table, TRACE, period="1d", bandit="bandit(eps=0.3)", best_fixed="fixed:SPF", **REF
     )
     data = plot.data
     expected = [
@@ -120,20 +123,20 @@ def test_selector_improvement_plot(curves_table: pl.DataFrame):
     )
     assert "EASY(FCFS, 40 h) (%)" in _flat(plot.labels.y)
     # Without best_fixed: the fixed policy with the highest final mean improvement (SPF here).
-    weekly = selector_improvement_plot(curves_table, TRACE, period="1w")
+    weekly = selector_improvement_plot(curves_table, TRACE, period="1w", **REF)
     assert "best fixed: SPF" in set(weekly.data["label"].astype(str))
     assert "bandit (LOTO ε = 0.3)" not in set(weekly.data["label"].astype(str))
 
 
 def test_selector_improvement_plot_errors_name_the_selection(curves_table: pl.DataFrame):
     with pytest.raises(ConfigurationError, match=r"KTH-SP2.*bandit\(eps=0.7\)"):
-        selector_improvement_plot(curves_table, TRACE, bandit="bandit(eps=0.7)")
+        selector_improvement_plot(curves_table, TRACE, bandit="bandit(eps=0.7)", **REF)
     with pytest.raises(ConfigurationError, match="'nowhere'"):
-        selector_improvement_plot(curves_table, "nowhere")
+        selector_improvement_plot(curves_table, "nowhere", **REF)
     with pytest.raises(ConfigurationError, match=r"KTH-SP2.*1m"):
-        selector_improvement_plot(curves_table, TRACE, period="1m")
+        selector_improvement_plot(curves_table, TRACE, period="1m", **REF)
     with pytest.raises(ConfigurationError, match="'nowhere'"):
-        fixed_improvement_plot(curves_table, "nowhere")
+        fixed_improvement_plot(curves_table, "nowhere", **REF)
 
 
 def test_choice_share_plot(shares: pl.DataFrame):
@@ -157,7 +160,7 @@ def test_choice_share_plot(shares: pl.DataFrame):
 
 
 def test_save_selector_and_share_plots(curves_table: pl.DataFrame, shares: pl.DataFrame, tmp_path):
-    plot = selector_improvement_plot(curves_table, TRACE, bandit="bandit(eps=0.3)")
+    plot = selector_improvement_plot(curves_table, TRACE, bandit="bandit(eps=0.3)", **REF)
     save_figure(plot, tmp_path / "selectors.png", tmp_path / "selectors.pdf")
     png = tmp_path / "selectors.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -165,3 +168,26 @@ def test_save_selector_and_share_plots(curves_table: pl.DataFrame, shares: pl.Da
     share = choice_share_plot(shares, TRACE, bandit="bandit(eps=0.3)")
     save_figure(share, tmp_path / "shares.png", tmp_path / "shares.pdf", height_in=6.0)
     assert (tmp_path / "shares.png").stat().st_size > 10_000
+
+
+def test_the_figures_name_the_configured_reference():
+    """With online.reference SPF the improvements are against EASY(SPF, 40 h): SPF's own curve
+    is 0, FCFS's is not, and every label that names the reference says SPF."""
+    table = improvement_curves(curve_rows(), reference="fixed:SPF")
+    spf_ref = {"reference": "fixed:SPF", "threshold_s": THRESHOLD_S}
+    fixed = fixed_improvement_plot(table, TRACE, **spf_ref)
+    data = fixed.data
+    assert (data[data["label"] == "SPF"][["mean_pct", "q10_pct", "q90_pct"]] == 0.0).all().all()
+    assert not (data[data["label"] == "FCFS"]["mean_pct"] == 0.0).all()
+    assert flat_record(fixed.labels.y) == (
+        "cumulative waiting-time improvement vs EASY(SPF, 40 h) (%)"
+    )
+    assert "vs EASY(SPF, 40 h)" in flat_record(fixed.labels.subtitle)
+    assert "EASY(P, 40 h) with P fixed" in flat_record(fixed.labels.subtitle)
+    selectors = selector_improvement_plot(table, TRACE, period="1d", **spf_ref)
+    assert "EASY(SPF, 40 h) (%)" in flat_record(selectors.labels.y)
+    texts = [flat_record(getattr(plot.labels, key)) for plot in (fixed, selectors)
+             for key in ("x", "y", "title", "subtitle")]  # fmt: skip
+    assert not any("FCFS, 40 h" in text for text in texts)
+    other = fixed_improvement_plot(table, TRACE, reference="fixed:SPF", threshold_s=3600.0)
+    assert "vs EASY(SPF, 1 h)" in flat_record(other.labels.y)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -19,9 +20,11 @@ from scheduler.core.errors import ConfigurationError
 from scheduler.policies import STUDY_POLICIES
 from scheduler.studies.online.selectors import (
     SELECTOR_NAMES,
+    SELECTORS,
     PeriodFeedback,
     Selector,
     make_selector,
+    parse_spec,
 )
 
 P2 = ("FCFS", "SPF")
@@ -694,3 +697,31 @@ def test_history_has_one_entry_per_period(spec: str, key: str | None) -> None:
             assert len(entry[key]) == 3
     assert len(selector.history) == 12
     assert [entry["policy"] for entry in selector.history] == choices
+
+
+def test_registry_holds_one_entry_per_kind_in_display_order() -> None:
+    assert SELECTORS.names() == SELECTOR_NAMES == (
+        "fixed", "random", "full", "noisy", "bandit", "ucb", "swucb", "thompson",
+    )  # fmt: skip
+    thesis = {name for name, kind in SELECTORS.items() if kind.thesis}
+    assert thesis == {"fixed", "random", "full", "noisy", "bandit"}
+    for name, kind in SELECTORS.items():
+        assert kind.name == name and kind.description
+        spec = "fixed:SPF" if name == "fixed" else name
+        selector = make_selector(spec, P3, rng=rng())
+        assert selector.needs_simulation == kind.needs_simulation
+        assert set(kind.options.values()) <= {
+            "discount", "epsilon", "low", "high", "initial", "window", "exploration",
+        }  # fmt: skip
+
+
+def test_a_registered_kind_is_understood_by_the_specs() -> None:
+    kind = SELECTORS["random"]
+    SELECTORS.add("lucky", replace(kind, name="lucky", options={"eps": "epsilon"}), "test")
+    try:
+        assert parse_spec("Lucky(eps=0.5)") == ("lucky", {"epsilon": "0.5"})
+        assert make_selector("lucky", P2, rng=rng()).name == "random"
+    finally:
+        SELECTORS.remove("lucky")
+    with pytest.raises(ConfigurationError, match="unknown selector 'lucky'"):
+        parse_spec("lucky")

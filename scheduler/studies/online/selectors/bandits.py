@@ -1,0 +1,301 @@
+"""Selectors with bandit feedback (only the live period of the policy that ran).
+
+``bandit``
+    epsilon-greedy with the published estimate
+    ``sum_{t<T, P_t=P} discount^(T-1-t) w_t / sum_{t<T, P_t=P} n_t`` (discounted numerator,
+    plain job count as denominator; w_t in seconds); its strategies are named
+    ``bandit(eps=<epsilon>)`` (:func:`bandit_spec`, :func:`bandit_epsilon`).
+``ucb``, ``swucb``, ``thompson``
+    Bandits on *normalised* per-job mean waits, so the unknown scale of the waits (seconds to
+    days) does not matter: UCB1 (lower confidence bound, since costs are minimised), its
+    sliding-window variant for a drifting workload, and Gaussian Thompson sampling.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+from scheduler.studies.online.selectors.base import (
+    BaseSelector,
+    PeriodFeedback,
+    Selector,
+    SelectorSettings,
+    _as_list,
+    format_option,
+    register,
+)
+
+__all__ = [
+    "EPSILON_GREEDY",
+    "EpsilonGreedySelector",
+    "ThompsonSelector",
+    "UCBSelector",
+    "bandit_epsilon",
+    "bandit_spec",
+]
+
+#: Base name of the epsilon-greedy bandit's specs.
+EPSILON_GREEDY = "bandit"
+_BANDIT_SPEC = re.compile(rf"^{EPSILON_GREEDY}\(eps=([0-9]*\.?[0-9]+)\)$")
+
+
+def bandit_spec(epsilon: float) -> str:
+    """Strategy name of the epsilon-greedy bandit with exploration probability ``epsilon``
+    (dimensionless, in [0, 1]): ``0.3`` → ``"bandit(eps=0.3)"``."""
+    return f"{EPSILON_GREEDY}(eps={epsilon:g})"
+
+
+def bandit_epsilon(strategy: str) -> float | None:
+    """epsilon of a bandit strategy name written as :func:`bandit_spec` writes it
+    (``"bandit(eps=0.3)"`` → 0.3); ``None`` for any other name."""
+    match = _BANDIT_SPEC.match(strategy)
+    return float(match.group(1)) if match else None
+
+
+class EpsilonGreedySelector(BaseSelector):
+    """epsilon-greedy on the live waits of the policy that ran (bandit feedback only).
+
+    Estimated cost of P at decision time T (seconds per job)::
+
+        sum_{t<T, P_t=P} discount^(T-1-t) w_t  /  sum_{t<T, P_t=P} n_t
+
+    where w_t = ``live_wait_s`` and n_t = ``live_jobs`` of period t: a discounted numerator over
+    a plain job count, exactly as published (0 when P ran but no job finished). With probability
+    1 - epsilon the greedy policy runs: the first untried policy in set order, else the lowest
+    estimate (ties: set order); with probability epsilon a policy drawn uniformly in the set.
+    Each period draws the coin and the uniform pick from ``rng``, whatever the outcome.
+
+    History entries hold ``"estimates"`` (per policy, NaN when untried), ``"greedy"`` (the greedy
+    policy) and ``"explored"`` (the epsilon coin came up; the uniform pick may still be the
+    greedy policy).
+    """
+
+    def __init__(
+        self,
+        policies: tuple[str, ...],
+        *,
+        epsilon: float,
+        discount: float,
+        rng: np.random.Generator,
+        name: str,
+    ) -> None:
+        super().__init__(name, policies)
+        self.epsilon = epsilon
+        self.discount = discount
+        self._rng = rng
+        self._discounted_wait_s = np.zeros(len(policies))
+        self._jobs = np.zeros(len(policies))
+        self._tried = np.zeros(len(policies), dtype=bool)
+
+    def estimates(self) -> np.ndarray:
+        """Current estimated cost per policy, seconds per job (NaN for untried policies)."""
+        estimates = np.full(len(self.policies), np.nan)
+        estimates[self._tried] = 0.0
+        counted = self._jobs > 0
+        estimates[counted] = self._discounted_wait_s[counted] / self._jobs[counted]
+        return estimates
+
+    def _choose(self, period: int) -> tuple[str, dict[str, Any]]:
+        estimates = self.estimates()
+        untried = np.flatnonzero(~self._tried)
+        greedy = int(untried[0]) if untried.size else int(np.argmin(estimates))
+        coin = float(self._rng.random())
+        pick = int(self._rng.integers(len(self.policies)))
+        explored = coin < self.epsilon
+        chosen = pick if explored else greedy
+        details = {
+            "estimates": _as_list(estimates),
+            "greedy": self.policies[greedy],
+            "explored": explored,
+        }
+        return self.policies[chosen], details
+
+    def _observe(self, period: int, policy: str, feedback: PeriodFeedback) -> dict[str, Any]:
+        index = self._position[policy]
+        self._discounted_wait_s *= self.discount
+        self._discounted_wait_s[index] += feedback.live_wait_s
+        self._jobs[index] += feedback.live_jobs
+        self._tried[index] = True
+        return {}
+
+
+# -- bandits on normalised per-job waits --------------------------------------------------------
+
+
+class _NormalisedBandit(BaseSelector):
+    """Shared bookkeeping: the normalised observation x_t of each counted period.
+
+    A period with n_t > 0 finished jobs is *counted*: its per-job mean wait m_t = w_t / n_t
+    (seconds) is divided by the running mean of every m observed so far, this one included,
+    which gives a dimensionless x_t (around 1; 0 when that mean is 0). Periods with n_t = 0
+    teach nothing and are ignored. Multiplying every wait by a constant leaves every x_t, hence
+    every choice, unchanged (up to rounding).
+
+    History entries gain ``"x"`` (None for an ignored period) once observed.
+    """
+
+    def __init__(self, name: str, policies: tuple[str, ...], window: int | None) -> None:
+        super().__init__(name, policies)
+        self.window = window
+        self._mean_wait_sum_s = 0.0
+        self._mean_wait_count = 0
+        self._x_sum = np.zeros(len(policies))
+        self._x_count = np.zeros(len(policies), dtype=np.int64)
+        self._recent: deque[tuple[int, float]] = deque(maxlen=window)
+
+    def statistics(self) -> tuple[np.ndarray, np.ndarray]:
+        """Sums of x and counts of counted periods per policy (over the window, if any)."""
+        if self.window is None:
+            return self._x_sum.copy(), self._x_count.copy()
+        k = len(self.policies)
+        indices = np.array([index for index, _ in self._recent], dtype=np.int64)
+        values = np.array([x for _, x in self._recent], dtype=np.float64)
+        sums = np.bincount(indices, weights=values, minlength=k).astype(np.float64)
+        counts = np.bincount(indices, minlength=k).astype(np.int64)
+        return sums, counts
+
+    def _observe(self, period: int, policy: str, feedback: PeriodFeedback) -> dict[str, Any]:
+        if feedback.live_jobs == 0:
+            return {"x": None}
+        mean_wait_s = feedback.live_wait_s / feedback.live_jobs
+        self._mean_wait_sum_s += mean_wait_s
+        self._mean_wait_count += 1
+        scale_s = self._mean_wait_sum_s / self._mean_wait_count
+        x = mean_wait_s / scale_s if scale_s > 0 else 0.0
+        index = self._position[policy]
+        self._x_sum[index] += x
+        self._x_count[index] += 1
+        self._recent.append((index, x))
+        return {"x": x}
+
+
+class UCBSelector(_NormalisedBandit):
+    """UCB1 on normalised costs, optionally over a sliding window (``swucb``).
+
+    Untried policies run first, in set order; then the policy minimising
+    ``mean_x(P) - c * sqrt(2 ln N / n_P)`` (ties: set order), where n_P counts P's counted
+    periods, N all counted periods and c = ``exploration``. With a ``window`` only the last
+    ``window`` counted periods enter mean_x, n_P and N, and a policy absent from the window counts
+    as untried (sliding-window UCB, for a drifting workload).
+
+    History entries hold ``"estimates"`` (mean_x, NaN when untried), ``"counts"`` (n_P) and
+    ``"index"`` (the lower confidence bound, NaN when untried).
+    """
+
+    def __init__(
+        self,
+        policies: tuple[str, ...],
+        *,
+        exploration: float,
+        window: int | None,
+        name: str,
+    ) -> None:
+        super().__init__(name, policies, window)
+        self.exploration = exploration
+
+    def _choose(self, period: int) -> tuple[str, dict[str, Any]]:
+        sums, counts = self.statistics()
+        tried = counts > 0
+        means = np.full(len(self.policies), np.nan)
+        means[tried] = sums[tried] / counts[tried]
+        index = np.full(len(self.policies), np.nan)
+        total = int(counts.sum())
+        if total > 0:
+            bonus = self.exploration * np.sqrt(2.0 * math.log(total) / counts[tried])
+            index[tried] = means[tried] - bonus
+        untried = np.flatnonzero(~tried)
+        chosen = int(untried[0]) if untried.size else int(np.argmin(index))
+        details = {
+            "estimates": _as_list(means),
+            "counts": [int(count) for count in counts],
+            "index": _as_list(index),
+        }
+        return self.policies[chosen], details
+
+
+class ThompsonSelector(_NormalisedBandit):
+    """Gaussian Thompson sampling on normalised costs.
+
+    Untried policies run first, in set order; then each policy's cost is drawn from
+    N(mean_x(P), 1 / (n_P + 1)) (standard deviation 1 / sqrt(n_P + 1)) and the smallest draw
+    wins. ``rng`` draws one standard normal per policy every period. History entries hold
+    ``"estimates"`` (mean_x, NaN when untried) and ``"samples"`` (NaN when untried).
+    """
+
+    def __init__(self, policies: tuple[str, ...], *, rng: np.random.Generator, name: str) -> None:
+        super().__init__(name, policies, None)
+        self._rng = rng
+
+    def _choose(self, period: int) -> tuple[str, dict[str, Any]]:
+        sums, counts = self.statistics()
+        tried = counts > 0
+        means = np.full(len(self.policies), np.nan)
+        means[tried] = sums[tried] / counts[tried]
+        normal = self._rng.standard_normal(len(self.policies))
+        samples = means + normal / np.sqrt(counts + 1.0)
+        untried = np.flatnonzero(~tried)
+        chosen = int(untried[0]) if untried.size else int(np.argmin(samples))
+        return self.policies[chosen], {"estimates": _as_list(means), "samples": _as_list(samples)}
+
+
+@register(
+    EPSILON_GREEDY,
+    "epsilon-greedy on the discounted live wait per finished job",
+    options={"eps": "epsilon", "epsilon": "epsilon", "discount": "discount"},
+    thesis=True,
+)
+def _epsilon_greedy(settings: SelectorSettings) -> Selector:
+    shown = [f"eps={format_option(settings.epsilon)}"]
+    if settings.discount != 1.0:
+        shown.append(f"discount={format_option(settings.discount)}")
+    return EpsilonGreedySelector(
+        settings.policies,
+        epsilon=settings.epsilon,
+        discount=settings.discount,
+        rng=settings.rng,
+        name=f"{EPSILON_GREEDY}({','.join(shown)})",
+    )
+
+
+@register(
+    "ucb",
+    "UCB1 on normalised per-job mean waits",
+    options={"c": "exploration", "exploration": "exploration"},
+    figure_line=True,
+)
+def _ucb(settings: SelectorSettings) -> Selector:
+    exploration = settings.exploration
+    return UCBSelector(
+        settings.policies,
+        exploration=exploration,
+        window=None,
+        name=f"ucb(c={format_option(exploration)})",
+    )
+
+
+@register(
+    "swucb",
+    "sliding-window UCB1 on normalised per-job mean waits (drifting workloads)",
+    options={"c": "exploration", "exploration": "exploration", "window": "window"},
+    figure_line=True,
+)
+def _swucb(settings: SelectorSettings) -> Selector:
+    shown = [f"window={settings.window}"]
+    if settings.exploration != 1.0:
+        shown.append(f"c={format_option(settings.exploration)}")
+    return UCBSelector(
+        settings.policies,
+        exploration=settings.exploration,
+        window=settings.window,
+        name=f"swucb({','.join(shown)})",
+    )
+
+
+@register("thompson", "Gaussian Thompson sampling on normalised per-job mean waits (optional)")
+def _thompson(settings: SelectorSettings) -> Selector:
+    return ThompsonSelector(settings.policies, rng=settings.rng, name="thompson")

@@ -1,0 +1,64 @@
+"""The online study's table and figure steps take the reference from the plan: with
+``online.reference: SPF`` the reference rows are 0 and the headers say EASY(SPF, 40 h)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+from support.online import TRACES, curves_from, simulated_runs
+
+from scheduler.studies.online import steps as online_steps
+from scheduler.studies.online.plan import online_plan
+from scheduler.studies.online.runs import CHOICE_COLUMNS
+
+OUTPUTS = (
+    "epsilon_csv", "epsilon_md", "changes_parquet", "changes_csv", "fixed_md", "strategies_md",
+    "improvement_parquet", "shares_parquet",
+)  # fmt: skip
+SUFFIX = {"csv": ".csv", "md": ".md", "parquet": ".parquet"}
+
+
+def test_online_tables_and_figure_follow_the_configured_reference(tmp_path: Path) -> None:
+    online = {"policies": ["FCFS", "SPF"], "reference": "spf", "selectors": ["full", "bandit"]}
+    plan = online_plan({"online": online})
+    assert (plan.reference, plan.threshold_s) == ("fixed:SPF", 40 * 3600.0)
+    curves = curves_from(simulated_runs())
+    choices = pl.DataFrame(
+        [(*key, index, "SPF" if index % 2 else "FCFS")
+         for key in curves.select("trace", "replica", "strategy", "period").unique().rows()
+         if key[3] != "none" for index in range(4)],
+        schema=list(CHOICE_COLUMNS), orient="row",
+    )  # fmt: skip
+    curve_path, choice_path = tmp_path / "curves.parquet", tmp_path / "choices.parquet"
+    curves.write_parquet(curve_path)
+    choices.write_parquet(choice_path)
+    outputs = {name: str(tmp_path / (name.rsplit("_", 1)[0] + SUFFIX[name.rsplit("_", 1)[1]]))
+               for name in OUTPUTS}  # fmt: skip
+    online_steps.online_tables(
+        [str(curve_path)], [str(choice_path)], outputs, reference=plan.reference,
+        threshold_s=plan.threshold_s, confidence=0.95, seed=0,
+    )  # fmt: skip
+    changes = pl.read_parquet(outputs["changes_parquet"])
+    spf = changes.filter(pl.col("strategy") == "fixed:SPF")
+    assert spf.height == len(TRACES) and (spf["relative_change"] == 0.0).all()
+    assert (changes.filter(pl.col("strategy") == "fixed:FCFS")["relative_change"] != 0.0).all()
+    for name in ("fixed_md", "strategies_md"):
+        text = Path(outputs[name]).read_text()
+        assert "vs EASY(SPF, 40 h)" in text and "FCFS, 40 h" not in text
+    improvement = pl.read_parquet(outputs["improvement_parquet"])
+    assert (improvement.filter(pl.col("strategy") == "fixed:SPF")["mean_improvement"] == 0.0).all()
+
+    png, pdf = tmp_path / "fixed.png", tmp_path / "fixed.pdf"
+    online_steps.online_figure(
+        "fixed_improvement", TRACES[0], outputs["improvement_parquet"],
+        outputs["shares_parquet"], outputs["changes_parquet"], str(png), str(pdf),
+        reference=plan.reference, threshold_s=plan.threshold_s,
+    )  # fmt: skip
+    assert png.stat().st_size > 10_000 and pdf.exists()
+
+
+def test_choice_share_selectors_come_from_the_registry() -> None:
+    assert online_steps.CHOICE_SHARE_SELECTORS == ("noisy", "full")
+    assert online_steps.draws_choice_shares(["random", "bandit(eps=0.1)"])
+    assert not online_steps.draws_choice_shares(["random", "ucb"])
