@@ -107,7 +107,8 @@ class TraceArrays:
 
 
 def trace_arrays(table: pl.DataFrame, machine_procs: int, *, source: str = "trace") -> TraceArrays:
-    """Check a long-trace table (as :func:`long_trace` returns) and make kernel arrays."""
+    """Check a long-trace table (jobs of resampled weeks laid end to end, as the online study's
+    ``long_trace`` returns) and make kernel arrays."""
     weeks: WeekArrays = week_arrays(
         table.with_columns(pl.lit(0, dtype=pl.Int64).alias("week_index")), machine_procs,
         source=source,

@@ -404,18 +404,21 @@ def test_editing_a_module_reruns_the_steps_that_use_it(
 def test_one_study_alone(tmp_path: Path, kth_path: Path) -> None:
     project = make_project(tmp_path, kth_path)
     config = yaml.safe_load((project / "tiny.yaml").read_text())
-    for studies, absent in ((["online"], "simulate_batch"), (["tuning"], "online_run")):
-        config["studies"] = studies
-        if studies == ["online"]:
-            config["tuning"]["traces"] = []  # a study left out is not checked
-        write_config(project, config)
-        jobs = planned_jobs(project)
-        assert absent not in jobs and "filter_trace" in jobs
-        assert all(not rule.startswith(("online", "long", "period")) for rule in jobs) or (
-            studies == ["online"]
-        )
-    config["studies"] = ["tuning"]
-    write_config(project, config)  # tuning.traces is still []
+    online_rules = {"long_trace", "period_costs", "online_run", "online_tables", "online_figure"}
+    tuning_rules = {"split_trace", "resample_weeks", "simulate_batch", "collect_weekly"}
+
+    # the online study alone: the tuning section is not checked (an empty trace list passes)
+    write_config(project, {**config, "studies": ["online"], "tuning": {"traces": []}})
+    jobs = set(planned_jobs(project))
+    assert online_rules <= jobs and not tuning_rules & jobs and "filter_trace" in jobs
+
+    # the tuning study alone
+    write_config(project, {**config, "studies": ["tuning"]})
+    jobs = set(planned_jobs(project))
+    assert tuning_rules <= jobs and not online_rules & jobs
+
+    # a listed study is checked: its empty trace list is refused before anything runs
+    write_config(project, {**config, "studies": ["tuning"], "tuning": {"traces": []}})
     done = snakemake(project, "--dry-run", check=False)
     assert done.returncode != 0 and "tuning.traces" in done.stdout + done.stderr
 
@@ -433,6 +436,19 @@ def spf_study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
     write_config(project, config)
     snakemake(project)
     return project
+
+
+def png_text(path: Path) -> dict[str, str]:
+    """The tEXt chunks of a PNG file (keyword -> text)."""
+    data, texts, at = path.read_bytes(), {}, 8
+    while at < len(data):
+        length = int.from_bytes(data[at : at + 4], "big")
+        kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + length]
+        if kind == b"tEXt":
+            keyword, _, text = body.partition(b"\0")
+            texts[keyword.decode("latin-1")] = text.decode("latin-1")
+        at += 12 + length
+    return texts
 
 
 def test_the_configured_baseline_names_tables_and_figures(spf_study: Path) -> None:
@@ -459,4 +475,7 @@ def test_the_configured_baseline_names_tables_and_figures(spf_study: Path) -> No
     ]
     # the figures' text is drawn, not stored: their provenance metadata names the baseline
     for figure in ("train_test_pairs.png", "KTH-slice/pairs_worst_max_wait.png"):
-        assert b'"primary": "SPF"' in (spf_study / "results/tuning/figures" / figure).read_bytes()
+        record = json.loads(png_text(spf_study / "results/tuning/figures" / figure)["Description"])
+        config = json.loads(record["config"])
+        baseline = config["baseline"]
+        assert baseline["primary"] == "SPF" and baseline["backfill"] == "FCFS", record

@@ -128,7 +128,7 @@ rule online_tables:
     params:
         reference=ONLINE_PLAN.reference,
         threshold_s=ONLINE_PLAN.threshold_s,
-        confidence=PLAN.confidence,
+        confidence=ONLINE_PLAN.confidence,
         seed=ONLINE_PLAN.seed,
         code=step_hash(online_steps.online_tables),
     run:

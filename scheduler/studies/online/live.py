@@ -16,8 +16,7 @@ Feedback at the end of period t:
   until it drains (:func:`simulated_period_costs`; computed once per trace and period length
   and shared by the ``full`` and ``noisy`` selectors).
 
-Long traces (:func:`long_trace`) are 104 resampled weeks of the whole filtered log (the
-weekly per-user resampling of :mod:`scheduler.traces.resample`) laid end to end.
+The long traces it runs on are built by :mod:`scheduler.studies.online.long_traces`.
 """
 
 from __future__ import annotations
@@ -26,62 +25,21 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import polars as pl
 
-from scheduler.core.constants import WEEK_S
 from scheduler.core.errors import ConfigurationError
 from scheduler.sim.arrays import TraceArrays
 from scheduler.sim.engine import Simulation, simulate_arrays
 from scheduler.studies.online.selectors import PeriodFeedback, Selector
-from scheduler.traces.resample import ResamplingMethod, resample_weeks
 
 __all__ = [
     "DAY_S",
-    "LONG_TRACE_SPLIT",
     "OnlineRun",
-    "long_trace",
     "run_online",
     "simulated_period_costs",
 ]
 
 
 DAY_S = 86_400.0
-
-
-#: The split name under which long-trace weeks are drawn (seed derivation; whole log).
-LONG_TRACE_SPLIT = "long"
-
-
-def long_trace(
-    jobs: pl.DataFrame,
-    replica: int,
-    *,
-    weeks: int = 104,
-    seed: int,
-    trace: str,
-    method: ResamplingMethod = "uniform",
-) -> pl.DataFrame:
-    """Resampled trace ``replica``: ``weeks`` resampled weeks of ``jobs`` laid end to end.
-
-    Week k of the replica is resampled week ``replica·weeks + k`` of the whole log (so replicas
-    never share a week draw) shifted by k weeks. Columns: those of
-    :data:`scheduler.traces.resample.WEEK_COLUMNS` with ``week_index`` = k, ``submit_s`` in seconds
-    from the replica's start and ``job_id`` renumbered 1..n in (submit, week, job) order.
-    """
-    if replica < 0 or weeks < 1:
-        raise ConfigurationError(f"replica must be >= 0 and weeks >= 1, got {replica}, {weeks}")
-    first = replica * weeks
-    table = resample_weeks(
-        jobs, range(first, first + weeks), seed=seed, trace=trace, split=LONG_TRACE_SPLIT,
-        method=method,
-    )  # fmt: skip
-    shifted = table.with_columns(
-        (pl.col("week_index") - first).alias("week_index"),
-    ).with_columns(
-        (pl.col("submit_s") + pl.col("week_index").cast(pl.Float64) * WEEK_S).alias("submit_s")
-    )
-    shifted = shifted.sort("submit_s", "week_index", "job_id")
-    return shifted.with_columns(pl.int_range(1, shifted.height + 1, dtype=pl.Int64).alias("job_id"))
 
 
 def _period_bounds(submit_s: np.ndarray, period_s: float) -> np.ndarray:

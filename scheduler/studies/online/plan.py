@@ -61,6 +61,7 @@ class OnlinePlan:
     strategies: tuple[OnlineStrategy, ...]
     epsilons: tuple[float, ...]
     reference: str
+    confidence: float
     selector_options: dict[str, Any]
 
     @property
@@ -157,6 +158,7 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
         periods=tuple(periods),
         strategies=tuple(strategies),
         epsilons=epsilons,
+        confidence=float(online.get("confidence", 0.95)),
         reference=f"fixed:{reference}",
         selector_options={"discount": discount, "noise": noise, "initial": initial},
     )

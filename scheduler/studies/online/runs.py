@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 import polars as pl
 
 from scheduler.core.errors import ConfigurationError
+from scheduler.policies import STUDY_POLICIES
 from scheduler.studies.online.selectors import (
     EPSILON_GREEDY,
     FIXED,
@@ -64,20 +65,7 @@ __all__ = [
 ]
 
 #: The twelve queue policies of the study, in the order used for tables and legends.
-ONLINE_POLICIES: tuple[str, ...] = (
-    "FCFS",
-    "LCFS",
-    "SPF",
-    "LPF",
-    "SQF",
-    "LQF",
-    "LEXP",
-    "SEXP",
-    "LRF",
-    "SRF",
-    "LAF",
-    "SAF",
-)
+ONLINE_POLICIES: tuple[str, ...] = STUDY_POLICIES
 #: Strategy names of the fixed policies start with this prefix (``"fixed:SPF"``).
 FIXED_PREFIX = f"{FIXED}:"
 #: Pseudo-strategy: per trace, the fixed policy with the lowest total waiting time.

@@ -27,10 +27,10 @@ from scheduler.core.steps import (
 )
 from scheduler.sim.arrays import kernel_arrays
 from scheduler.studies.online.live import (
-    long_trace,
     run_online,
     simulated_period_costs,
 )
+from scheduler.studies.online.long_traces import long_trace
 from scheduler.studies.online.selectors import (
     EPSILON_GREEDY,
     SELECTORS,

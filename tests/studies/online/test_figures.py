@@ -179,15 +179,15 @@ def test_the_figures_name_the_configured_reference():
     data = fixed.data
     assert (data[data["label"] == "SPF"][["mean_pct", "q10_pct", "q90_pct"]] == 0.0).all().all()
     assert not (data[data["label"] == "FCFS"]["mean_pct"] == 0.0).all()
-    assert flat_record(fixed.labels.y) == (
+    assert _flat(fixed.labels.y) == (
         "cumulative waiting-time improvement vs EASY(SPF, 40 h) (%)"
     )
-    assert "vs EASY(SPF, 40 h)" in flat_record(fixed.labels.subtitle)
-    assert "EASY(P, 40 h) with P fixed" in flat_record(fixed.labels.subtitle)
+    assert "vs EASY(SPF, 40 h)" in _flat(fixed.labels.subtitle)
+    assert "EASY(P, 40 h) with P fixed" in _flat(fixed.labels.subtitle)
     selectors = selector_improvement_plot(table, TRACE, period="1d", **spf_ref)
-    assert "EASY(SPF, 40 h) (%)" in flat_record(selectors.labels.y)
-    texts = [flat_record(getattr(plot.labels, key)) for plot in (fixed, selectors)
+    assert "EASY(SPF, 40 h) (%)" in _flat(selectors.labels.y)
+    texts = [_flat(getattr(plot.labels, key)) for plot in (fixed, selectors)
              for key in ("x", "y", "title", "subtitle")]  # fmt: skip
     assert not any("FCFS, 40 h" in text for text in texts)
     other = fixed_improvement_plot(table, TRACE, reference="fixed:SPF", threshold_s=3600.0)
-    assert "vs EASY(SPF, 1 h)" in flat_record(other.labels.y)
+    assert "vs EASY(SPF, 1 h)" in _flat(other.labels.y)

@@ -16,10 +16,10 @@ from scheduler.sim.arrays import trace_arrays
 from scheduler.sim.engine import Simulation
 from scheduler.studies.online.live import (
     DAY_S,
-    long_trace,
     run_online,
     simulated_period_costs,
 )
+from scheduler.studies.online.long_traces import long_trace
 from scheduler.studies.online.selectors import PeriodFeedback, Selector, make_selector
 from scheduler.traces.filters import strong_filter
 from scheduler.traces.resample import resample_weeks

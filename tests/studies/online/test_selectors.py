@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 from scheduler.core.errors import ConfigurationError
 from scheduler.policies import STUDY_POLICIES
 from scheduler.studies.online.selectors import (
-    SELECTOR_NAMES,
     SELECTORS,
     PeriodFeedback,
     Selector,
@@ -491,7 +490,7 @@ def test_spec_names_are_canonical_and_round_trip(spec: str, options: dict, name:
     selector = make_selector(spec, P3, rng=rng(), **options)
     assert selector.name == name
     assert make_selector(selector.name, P3, rng=rng()).name == name
-    assert name.split("(")[0].split(":")[0] in SELECTOR_NAMES
+    assert name.split("(")[0].split(":")[0] in SELECTORS.names()
 
 
 def test_inline_options_reach_the_selector() -> None:
@@ -503,7 +502,7 @@ def test_inline_options_reach_the_selector() -> None:
     assert (noisy.low, noisy.high) == (0.9, 1.0)
     flags = {
         name: make_selector(name, P3, rng=rng()).needs_simulation
-        for name in SELECTOR_NAMES
+        for name in SELECTORS.names()
         if name != "fixed"
     }
     assert flags == {
@@ -700,7 +699,7 @@ def test_history_has_one_entry_per_period(spec: str, key: str | None) -> None:
 
 
 def test_registry_holds_one_entry_per_kind_in_display_order() -> None:
-    assert SELECTORS.names() == SELECTOR_NAMES == (
+    assert SELECTORS.names() == (
         "fixed", "random", "full", "noisy", "bandit", "ucb", "swucb", "thompson",
     )  # fmt: skip
     thesis = {name for name, kind in SELECTORS.items() if kind.thesis}

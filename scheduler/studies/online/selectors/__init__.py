@@ -50,14 +50,10 @@ from scheduler.studies.online.selectors.simple import FIXED, FixedSelector, Rand
 from scheduler.studies.online.selectors.simulated import FullSelector, NoisySelector
 from scheduler.studies.online.selectors.specs import make_selector, parse_spec
 
-#: Base names of the selector specs understood by :func:`make_selector`, in registration order.
-SELECTOR_NAMES: tuple[str, ...] = SELECTORS.names()
-
 __all__ = [
     "EPSILON_GREEDY",
     "FIXED",
     "SELECTORS",
-    "SELECTOR_NAMES",
     "BaseSelector",
     "EpsilonGreedySelector",
     "FixedSelector",

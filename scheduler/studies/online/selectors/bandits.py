@@ -25,7 +25,7 @@ from scheduler.studies.online.selectors.base import (
     PeriodFeedback,
     Selector,
     SelectorSettings,
-    _as_list,
+    as_float_list,
     format_option,
     register,
 )
@@ -109,7 +109,7 @@ class EpsilonGreedySelector(BaseSelector):
         explored = coin < self.epsilon
         chosen = pick if explored else greedy
         details = {
-            "estimates": _as_list(estimates),
+            "estimates": as_float_list(estimates),
             "greedy": self.policies[greedy],
             "explored": explored,
         }
@@ -211,9 +211,9 @@ class UCBSelector(_NormalisedBandit):
         untried = np.flatnonzero(~tried)
         chosen = int(untried[0]) if untried.size else int(np.argmin(index))
         details = {
-            "estimates": _as_list(means),
+            "estimates": as_float_list(means),
             "counts": [int(count) for count in counts],
-            "index": _as_list(index),
+            "index": as_float_list(index),
         }
         return self.policies[chosen], details
 
@@ -240,7 +240,10 @@ class ThompsonSelector(_NormalisedBandit):
         samples = means + normal / np.sqrt(counts + 1.0)
         untried = np.flatnonzero(~tried)
         chosen = int(untried[0]) if untried.size else int(np.argmin(samples))
-        return self.policies[chosen], {"estimates": _as_list(means), "samples": _as_list(samples)}
+        return self.policies[chosen], {
+            "estimates": as_float_list(means),
+            "samples": as_float_list(samples),
+        }
 
 
 @register(

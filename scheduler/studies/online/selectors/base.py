@@ -272,7 +272,7 @@ def _check_period_index(period: object) -> None:
         raise ConfigurationError(f"a period index is an integer >= 0, not {period!r}")
 
 
-def _as_list(values: np.ndarray) -> list[float]:
+def as_float_list(values: np.ndarray) -> list[float]:
     return [float(value) for value in values]
 
 

@@ -22,7 +22,7 @@ from scheduler.studies.online.selectors.base import (
     PeriodFeedback,
     Selector,
     SelectorSettings,
-    _as_list,
+    as_float_list,
     canonical_policy,
     format_option,
     register,
@@ -64,7 +64,7 @@ class FullSelector(BaseSelector):
         if period == 0:
             return self.initial, {"cumulative": None}
         best = int(np.argmin(self._cumulative_s))  # first minimum: ties go to set order
-        return self.policies[best], {"cumulative": _as_list(self._cumulative_s)}
+        return self.policies[best], {"cumulative": as_float_list(self._cumulative_s)}
 
     def _costs_s(self, costs_s: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
         """The cost vector to learn from (the simulated one; overridden by the noisy selector)."""
@@ -74,7 +74,7 @@ class FullSelector(BaseSelector):
         assert feedback.simulated_wait_s is not None  # checked by Selector.observe
         costs_s, details = self._costs_s(feedback.simulated_wait_s)
         self._cumulative_s = self.discount * self._cumulative_s + costs_s
-        return {"costs": _as_list(costs_s), **details}
+        return {"costs": as_float_list(costs_s), **details}
 
 
 class NoisySelector(FullSelector):
@@ -102,7 +102,7 @@ class NoisySelector(FullSelector):
 
     def _costs_s(self, costs_s: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
         factors = self._rng.uniform(self.low, self.high, size=costs_s.shape)
-        return costs_s * factors, {"factors": _as_list(factors)}
+        return costs_s * factors, {"factors": as_float_list(factors)}
 
 
 def _simulated(base: str, settings: SelectorSettings) -> Selector:
