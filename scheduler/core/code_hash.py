@@ -116,6 +116,13 @@ def module_imports(module: str) -> frozenset[str]:
     path = _path(module)
     if path is None:
         raise ValueError(f"{module!r} is not a module of the {PACKAGE} package")
+    stat = path.stat()
+    return _module_imports(module, path, (stat.st_mtime_ns, stat.st_size))
+
+
+@functools.cache
+def _module_imports(module: str, path: Path, stamp: tuple[int, int]) -> frozenset[str]:
+    # cached per file version: every Snakemake start hashes every rule's step
     return frozenset(_imports_in([_parse(path)], module))
 
 
