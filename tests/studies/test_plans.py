@@ -313,3 +313,22 @@ def test_online_plan_errors_name_the_key(config, change, message) -> None:
     changed["online"].update(change)
     with pytest.raises(ConfigurationError, match=message.replace("(", r"\(")):
         online_plan(changed)
+
+
+def test_schema_lists_agree_with_the_package() -> None:
+    """The few name lists the JSON schema has to spell out match what the package knows."""
+    from scheduler.traces.resample import RESAMPLING_METHODS
+
+    schema = yaml.safe_load(SCHEMA.read_text())["properties"]
+    for section in ("tuning", "online"):
+        enum = schema[section]["properties"]["resampling"]["enum"]
+        assert sorted(enum) == sorted(RESAMPLING_METHODS), section
+    studies = schema["studies"]["items"]["enum"]
+    rules = {path.stem for path in (ROOT / "workflow" / "rules").glob("*.smk")}
+    assert set(studies) <= rules  # every study has its rules file
+    assert set(studies) == {
+        path.name
+        for path in (ROOT / "scheduler" / "studies").iterdir()
+        if path.is_dir() and path.name not in ("common", "__pycache__")
+    }
+    assert schema["studies"]["default"] == studies  # every study runs by default
