@@ -425,14 +425,15 @@ def test_one_study_alone(tmp_path: Path, kth_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def spf_study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
-    """A tiny tuning-only study whose baseline is EASY-SPF-FCFS."""
+    """A tiny study whose tuning baseline is EASY-SPF-FCFS and online reference EASY(SPF, 40 h)."""
     project = make_project(tmp_path_factory.mktemp("spf"), kth_path)
     config = tiny_config(
         project.parent / "mirror",
         baseline={"primary": "SPF", "backfill": "FCFS", "threshold": "none"},
         weeks_per_split=2,
     )
-    config["studies"] = ["tuning"]
+    config["online"].update(reference="SPF", periods=["1d"], selectors=["full", "bandit"])
+    config["online"]["epsilons"] = [0.1]
     write_config(project, config)
     snakemake(project)
     return project
@@ -479,3 +480,20 @@ def test_the_configured_baseline_names_tables_and_figures(spf_study: Path) -> No
         config = json.loads(record["config"])
         baseline = config["baseline"]
         assert baseline["primary"] == "SPF" and baseline["backfill"] == "FCFS", record
+
+
+def test_the_configured_reference_names_online_tables_and_figures(spf_study: Path) -> None:
+    changes = read_csv(spf_study / "results/online/tables/changes.csv")
+    reference = changes.filter(pl.col("strategy") == "fixed:SPF")
+    assert reference.height == 1 and reference["relative_change"].to_list() == [0.0]
+    fcfs = changes.filter(pl.col("strategy") == "fixed:FCFS")
+    assert fcfs["relative_change"].to_list() != [0.0]
+    for table in ("strategies.md", "fixed_policies.md"):
+        text = (spf_study / "results/online/tables" / table).read_text().split("<!--")[0]
+        assert "EASY(SPF, 40 h)" in text and "EASY(FCFS" not in text
+    record = json.loads(
+        png_text(spf_study / "results/online/figures/KTH-slice/fixed_improvement.png")[
+            "Description"
+        ]
+    )
+    assert "SPF" in record["config"], record
