@@ -313,3 +313,13 @@ def test_online_plan_errors_name_the_key(config, change, message) -> None:
     changed["online"].update(change)
     with pytest.raises(ConfigurationError, match=message.replace("(", r"\(")):
         online_plan(changed)
+
+
+def test_bandit_epsilons_are_the_configured_ones(config) -> None:
+    """#11: the ε vote's candidates come from online.epsilons, and only when a bandit runs."""
+    assert online_plan(config).bandit_epsilons == (0.1, 0.3, 0.5, 0.7, 0.9)
+    changed = copy.deepcopy(config)
+    changed["online"].update(epsilons=[0.4, 0.9])
+    assert online_plan(changed).bandit_epsilons == (0.4, 0.9)
+    changed["online"].update(selectors=["random", "ucb"])
+    assert online_plan(changed).bandit_epsilons == ()

@@ -23,6 +23,7 @@ from scheduler.studies.online.selectors import (
     EPSILON_GREEDY,
     FIXED,
     SELECTORS,
+    bandit_epsilon,
     bandit_spec,
 )
 from scheduler.traces.resample import RESAMPLING_METHODS
@@ -79,6 +80,13 @@ class OnlinePlan:
             if strategy.slug == slug:
                 return strategy
         raise ConfigurationError(f"no online strategy with slug {slug!r}")
+
+    @property
+    def bandit_epsilons(self) -> tuple[float, ...]:
+        """The ε values the ε-greedy bandit runs with (the vote's candidates, in config order);
+        empty when ``online.selectors`` has no bandit."""
+        found = (bandit_epsilon(strategy.spec) for strategy in self.strategies)
+        return tuple(eps for eps in found if eps is not None)
 
     def runs(self) -> tuple[tuple[OnlineStrategy, str], ...]:
         """Every (strategy, period label) pair the study runs on each replica."""
