@@ -20,6 +20,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from support.configs import check, names_a_key, overlay, sections
 
 import scheduler
 from scheduler.core.provenance import read_csv, read_parquet_provenance
@@ -517,3 +519,33 @@ def test_a_study_without_a_bandit_has_no_epsilon_table(tmp_path: Path, kth_path:
     assert not changes["strategy"].str.starts_with("bandit").any()
     figures = sorted(f.stem for f in (project / "results/online/figures/KTH-slice").glob("*.png"))
     assert figures == ["fixed_improvement", "selector_improvement_1d"]
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
+@given(change=sections())
+def test_drawn_configs_are_refused_by_name_or_dry_run(
+    tmp_path_factory: pytest.TempPathFactory, kth_path: Path, change: dict
+) -> None:
+    """#11: a config drawn from the schema is refused before anything runs, naming the key, or
+    Snakemake's dry run plans the tiny study with it."""
+    project = PROPERTY_PROJECTS.get("project")
+    if project is None:
+        project = PROPERTY_PROJECTS["project"] = make_project(
+            tmp_path_factory.mktemp("drawn"), kth_path
+        )
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    mirror = config["archive"]["mirror_dirs"]
+    accepted = check(change)  # in-process: schema, plans, what the steps refuse
+    config = overlay(config, change)
+    config["archive"]["mirror_dirs"] = mirror
+    write_config(project, config)
+    done = snakemake(project, "--dry-run", "--quiet", "rules", check=False)
+    output = done.stdout + done.stderr
+    if accepted:
+        assert done.returncode == 0, output
+    else:
+        assert done.returncode != 0 and names_a_key(output, change), output
+    assert not (project / "results").exists()
+
+
+PROPERTY_PROJECTS: dict[str, Path] = {}
