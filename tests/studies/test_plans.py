@@ -332,3 +332,32 @@ def test_schema_lists_agree_with_the_package() -> None:
         if path.is_dir() and path.name not in ("common", "__pycache__")
     }
     assert schema["studies"]["default"] == studies  # every study runs by default
+
+
+def test_bandit_epsilons_are_the_configured_ones(config) -> None:
+    """#11: the ε vote's candidates come from online.epsilons, and only when a bandit runs."""
+    assert online_plan(config).bandit_epsilons == (0.1, 0.3, 0.5, 0.7, 0.9)
+    changed = copy.deepcopy(config)
+    changed["online"].update(epsilons=[0.4, 0.9])
+    assert online_plan(changed).bandit_epsilons == (0.4, 0.9)
+    changed["online"].update(selectors=["random", "ucb"])
+    assert online_plan(changed).bandit_epsilons == ()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"selectors": ["random", "Random"]}, "online.selectors: random listed twice"),
+        ({"epsilons": [0.3, 0.1, 0.3]}, "online.epsilons: 0.3 listed twice"),
+        ({"periods": ["1d", "24h"]}, "online.periods: '1d' and '24h' are the same duration"),
+        ({"periods": ["1e1d"]}, "plain decimal"),
+        ({"periods": ["none"]}, "'none' is not allowed"),
+        ({"replicas": 0}, "online.replicas: must be >= 1"),
+    ],
+)
+def test_online_messages_name_the_key_and_the_value(config, change, message) -> None:
+    """#11 (item 9): a duplicate ε used to be reported as a selector listed twice."""
+    changed = copy.deepcopy(config)
+    changed["online"].update(change)
+    with pytest.raises(ConfigurationError, match=message.replace("(", r"\(")):
+        online_plan(changed)

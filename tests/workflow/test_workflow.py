@@ -20,6 +20,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from support.configs import check, names_a_key, overlay, sections
 
 import scheduler
 from scheduler.core.provenance import read_csv, read_parquet_provenance
@@ -497,3 +499,71 @@ def test_the_configured_reference_names_online_tables_and_figures(spf_study: Pat
         ]
     )
     assert "SPF" in record["config"], record
+
+
+# -- #11: the ε vote among the configured values; a study without a bandit ------------------------
+
+
+def online_only(tmp_path: Path, kth_path: Path, **online: object) -> Path:
+    """A tiny online-only project (one period, two policies) with ``online`` keys updated."""
+    project = make_project(tmp_path, kth_path)
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    config["studies"] = ["online"]
+    config["online"].update({"policies": ["FCFS", "SPF"], "periods": ["1d"], **online})
+    write_config(project, config)
+    return project
+
+
+def test_epsilon_is_chosen_among_the_configured_values(tmp_path: Path, kth_path: Path) -> None:
+    """With epsilons [0.2, 0.4] (none of them in the old built-in list) the tables are made and
+    the ε table reports one of them."""
+    project = online_only(tmp_path, kth_path, selectors=["random", "bandit"], epsilons=[0.2, 0.4])
+    jobs = planned_jobs(project)
+    assert jobs["online_run"] == 2 * (2 + 3) and jobs["online_tables"] == 1
+    snakemake(project)
+    epsilon = read_csv(project / "results/online/tables/epsilon.csv")
+    assert epsilon.height == 1 and epsilon["chosen"][0] in {0.2, 0.4}
+    assert epsilon["chosen_strategy"][0] in {"bandit(eps=0.2)", "bandit(eps=0.4)"}
+    changes = read_csv(project / "results/online/tables/changes.csv")
+    assert "bandit (LOTO ε)" in changes["strategy"].to_list()
+
+
+def test_a_study_without_a_bandit_has_no_epsilon_table(tmp_path: Path, kth_path: Path) -> None:
+    project = online_only(tmp_path, kth_path, selectors=["random", "ucb"])
+    snakemake(project)
+    tables = project / "results/online/tables"
+    assert (tables / "changes.csv").exists() and not list(tables.glob("epsilon*"))
+    changes = read_csv(tables / "changes.csv")
+    assert not changes["strategy"].str.starts_with("bandit").any()
+    figures = sorted(f.stem for f in (project / "results/online/figures/KTH-slice").glob("*.png"))
+    assert figures == ["fixed_improvement", "selector_improvement_1d"]
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
+@given(change=sections())
+def test_drawn_configs_are_refused_by_name_or_dry_run(
+    tmp_path_factory: pytest.TempPathFactory, kth_path: Path, change: dict
+) -> None:
+    """#11: a config drawn from the schema is refused before anything runs, naming the key, or
+    Snakemake's dry run plans the tiny study with it."""
+    project = PROPERTY_PROJECTS.get("project")
+    if project is None:
+        project = PROPERTY_PROJECTS["project"] = make_project(
+            tmp_path_factory.mktemp("drawn"), kth_path
+        )
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    mirror = config["archive"]["mirror_dirs"]
+    accepted = check(change)  # in-process: schema, plans, what the steps refuse
+    config = overlay(config, change)
+    config["archive"]["mirror_dirs"] = mirror
+    write_config(project, config)
+    done = snakemake(project, "--dry-run", "--quiet", "rules", check=False)
+    output = done.stdout + done.stderr
+    if accepted:
+        assert done.returncode == 0, output
+    else:
+        assert done.returncode != 0 and names_a_key(output, change), output
+    assert not (project / "results").exists()
+
+
+PROPERTY_PROJECTS: dict[str, Path] = {}

@@ -33,7 +33,11 @@ STUDY_FIGURES = tuning_steps.STUDY_FIGURES
 def simulation_file(trace, split, primary, backfill, threshold, batch):
     """The one place that spells a simulation job's output path."""
     case = SIM_CASE.format(
-        split=split, primary=primary, backfill=backfill, threshold=threshold, batch=batch
+        split=split,
+        primary=primary,
+        backfill=backfill,
+        threshold=threshold,
+        batch=batch,
     )
     return f"{TUNING}/{trace}/sims/{case}.parquet"
 
@@ -214,13 +218,39 @@ def online_figures():
     ]
 
 
+def online_table_outputs():
+    """The outputs of online_tables (name -> file): the ε table only when a bandit runs."""
+    outputs = {}
+    if ONLINE_PLAN.bandit_epsilons:
+        outputs["epsilon_csv"] = report(
+            f"{ONLINE}/tables/epsilon.csv",
+            caption="../report/online_table.rst",
+            category="Online selection",
+            labels={"table": "epsilon (leave-one-trace-out)"},
+        )
+        outputs["epsilon_md"] = f"{ONLINE}/tables/epsilon.md"
+    return outputs | {
+        "changes_parquet": f"{ONLINE}/tables/changes.parquet",
+        "changes_csv": report(
+            f"{ONLINE}/tables/changes.csv",
+            caption="../report/online_table.rst",
+            category="Online selection",
+            labels={"table": "relative total-wait changes"},
+        ),
+        "fixed_md": f"{ONLINE}/tables/fixed_policies.md",
+        "strategies_md": f"{ONLINE}/tables/strategies.md",
+        "improvement_parquet": f"{ONLINE}/tables/improvement.parquet",
+        "shares_parquet": f"{ONLINE}/tables/choice_shares.parquet",
+    }
+
+
 def online_targets():
     if ONLINE_PLAN is None or not ONLINE_PLAN.traces:
         return []
-    tables = expand(
-        f"{ONLINE}/tables/{{name}}",
-        name=("epsilon.md", "fixed_policies.md", "strategies.md", "changes.csv"),
-    )
+    names = ["fixed_policies.md", "strategies.md", "changes.csv"]
+    if ONLINE_PLAN.bandit_epsilons:
+        names.insert(0, "epsilon.md")
+    tables = expand(f"{ONLINE}/tables/{{name}}", name=names)
     figures = expand(
         f"{ONLINE}/figures/{{trace}}/{{figure}}.{{ext}}",
         trace=ONLINE_PLAN.trace_names,

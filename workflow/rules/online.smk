@@ -100,24 +100,7 @@ rule online_tables:
         curves=online_run_files("runs"),
         choices=online_run_files("choices"),
     output:
-        epsilon_csv=report(
-            f"{ONLINE}/tables/epsilon.csv",
-            caption="../report/online_table.rst",
-            category="Online selection",
-            labels={"table": "epsilon (leave-one-trace-out)"},
-        ),
-        epsilon_md=f"{ONLINE}/tables/epsilon.md",
-        changes_parquet=f"{ONLINE}/tables/changes.parquet",
-        changes_csv=report(
-            f"{ONLINE}/tables/changes.csv",
-            caption="../report/online_table.rst",
-            category="Online selection",
-            labels={"table": "relative total-wait changes"},
-        ),
-        fixed_md=f"{ONLINE}/tables/fixed_policies.md",
-        strategies_md=f"{ONLINE}/tables/strategies.md",
-        improvement_parquet=f"{ONLINE}/tables/improvement.parquet",
-        shares_parquet=f"{ONLINE}/tables/choice_shares.parquet",
+        **online_table_outputs(),
     log:
         "logs/online/tables.log",
     benchmark:
@@ -126,21 +109,22 @@ rule online_tables:
     conda:
         "../envs/schedlab.yaml"
     params:
-        reference=ONLINE_PLAN.reference,
-        threshold_s=ONLINE_PLAN.threshold_s,
-        confidence=ONLINE_PLAN.confidence,
-        seed=ONLINE_PLAN.seed,
+        # the bandit's configured epsilons are the vote's only candidates (none: no bandit)
+        settings={
+            "reference": ONLINE_PLAN.reference,
+            "threshold_s": ONLINE_PLAN.threshold_s,
+            "confidence": ONLINE_PLAN.confidence,
+            "seed": ONLINE_PLAN.seed,
+            "epsilons": list(ONLINE_PLAN.bandit_epsilons),
+        },
         code=step_hash(online_steps.online_tables),
     run:
         online_steps.online_tables(
             input.curves,
             input.choices,
             dict(output.items()),
-            reference=params.reference,
-            threshold_s=params.threshold_s,
-            confidence=params.confidence,
-            seed=params.seed,
             log_path=log[0],
+            **params.settings,
         )
 
 

@@ -19,9 +19,12 @@ from scheduler.core.units import parse_duration
 from scheduler.policies import POLICIES
 
 __all__ = [
+    "MAX_SIMULATION_JOBS",
     "Threshold",
     "TraceEntry",
     "catalogue_entries",
+    "confidence_level",
+    "duration_problem",
     "policy_list",
     "require_in",
     "threshold_list",
@@ -29,6 +32,10 @@ __all__ = [
 
 
 _THRESHOLD_LABEL = re.compile(r"^(none|[0-9]+(\.[0-9]+)?(s|m|h|d|w))$")
+_NUMBER_WITH_UNIT = re.compile(r"^[0-9.eE+-]+\s*(s|m|h|d|w)$")
+
+#: Most jobs one study may plan per trace (Snakemake's dry run grows with them, silently).
+MAX_SIMULATION_JOBS = 500_000
 
 
 @dataclass(frozen=True)
@@ -69,15 +76,33 @@ def threshold_list(value: Sequence[str], key: str) -> tuple[Threshold, ...]:
     for label in value:
         text = str(label).strip()
         if not _THRESHOLD_LABEL.match(text):
-            raise ConfigurationError(
-                f"config {key}: threshold {label!r} needs a unit (s, m, h, d, w) or 'none', "
-                "e.g. 20h"
-            )
+            raise ConfigurationError(f"config {key}: {duration_problem(label)}")
         out.append(Threshold(text, parse_duration(text)))
     seconds = [t.seconds for t in out]
     if len(set(seconds)) != len(seconds):
         raise ConfigurationError(f"config {key}: two thresholds are the same duration: {value}")
     return tuple(sorted(out, key=lambda t: t.seconds))
+
+
+def duration_problem(label: object, *, none: bool = True) -> str:
+    """What is wrong with a duration label that the config refuses (for the error message)."""
+    text = str(label).strip()
+    units = "(s, m, h, d, w)" + (" or 'none'" if none else "")
+    if _NUMBER_WITH_UNIT.match(text):
+        return (
+            f"{label!r}: write the number in plain decimal digits before the unit, "
+            f"e.g. 1000s or 1.5h (no exponent, no sign)"
+        )
+    if text.lower() == "none" and not none:
+        return f"{label!r}: a duration is needed here, 'none' is not allowed"
+    return f"{label!r} needs a unit {units}, e.g. 20h"
+
+
+def confidence_level(value: object, key: str) -> float:
+    level = float(value)  # type: ignore[arg-type]
+    if not 0.0 < level < 1.0:  # also refuses NaN, which the schema's bounds let through
+        raise ConfigurationError(f"config {key}: must be in (0, 1), got {value!r}")
+    return level
 
 
 def catalogue_entries(

@@ -16,18 +16,15 @@ from scheduler.studies.online.runs import (
     require_columns,
     run_map,
 )
-from scheduler.studies.online.selectors import bandit_epsilon, bandit_spec
+from scheduler.studies.online.selectors import bandit_epsilon
 
-__all__ = ["BANDIT_CANDIDATES", "choose_epsilon"]
-
-#: The ε-greedy bandits of the study (ε = 0.1, 0.3, 0.5, 0.7, 0.9).
-BANDIT_CANDIDATES: tuple[str, ...] = tuple(bandit_spec(eps) for eps in (0.1, 0.3, 0.5, 0.7, 0.9))
+__all__ = ["choose_epsilon"]
 
 
 def choose_epsilon(
     totals: pl.DataFrame,
     *,
-    candidates: Sequence[str] = BANDIT_CANDIDATES,
+    candidates: Sequence[str],
     period: str | None = None,
 ) -> pl.DataFrame:
     """The bandit ε used on each trace, by a leave-one-trace-out majority vote.
@@ -42,8 +39,9 @@ def choose_epsilon(
     totals
         Output of :func:`run_totals` (``total_wait_s`` in seconds).
     candidates
-        Bandit strategy names ``"bandit(eps=<ε>)"``. Candidates with no run at a period are
-        ignored; a candidate run on some traces but not on others is an error.
+        Bandit strategy names ``"bandit(eps=<ε>)"``: those of the configured ε values
+        (``OnlinePlan.bandit_epsilons``; there is no built-in default). Candidates with no run
+        at a period are ignored; a candidate run on some traces but not on others is an error.
     period
         Policy period label (``"1d"``, ``"1w"``); ``None``: every period the candidates ran
         with.

@@ -4,6 +4,7 @@ Errors name the config key."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -12,9 +13,12 @@ from typing import Any
 from scheduler.core.errors import ConfigurationError
 from scheduler.core.units import parse_duration
 from scheduler.studies.common.config import (
+    MAX_SIMULATION_JOBS,
     Threshold,
     TraceEntry,
     catalogue_entries,
+    confidence_level,
+    duration_problem,
     policy_list,
     require_in,
     threshold_list,
@@ -23,6 +27,7 @@ from scheduler.studies.online.selectors import (
     EPSILON_GREEDY,
     FIXED,
     SELECTORS,
+    bandit_epsilon,
     bandit_spec,
 )
 from scheduler.traces.resample import RESAMPLING_METHODS
@@ -80,6 +85,13 @@ class OnlinePlan:
                 return strategy
         raise ConfigurationError(f"no online strategy with slug {slug!r}")
 
+    @property
+    def bandit_epsilons(self) -> tuple[float, ...]:
+        """The ε values the ε-greedy bandit runs with (the vote's candidates, in config order);
+        empty when ``online.selectors`` has no bandit."""
+        found = (bandit_epsilon(strategy.spec) for strategy in self.strategies)
+        return tuple(eps for eps in found if eps is not None)
+
     def runs(self) -> tuple[tuple[OnlineStrategy, str], ...]:
         """Every (strategy, period label) pair the study runs on each replica."""
         return tuple((s, p) for s in self.strategies for p in s.periods)
@@ -88,6 +100,13 @@ class OnlinePlan:
 def strategy_slug(spec: str) -> str:
     """A file-name-safe form of a selector spec: ``"bandit(eps=0.3)"`` → ``"bandit-eps0.3"``."""
     return _SLUG_UNSAFE.sub("-", spec.replace("=", "")).strip("-")
+
+
+def _period_problem(label: object) -> str:
+    """Why ``online.periods`` refuses ``label`` (a period is a whole number and a unit)."""
+    if re.fullmatch(r"[0-9]*\.[0-9]+\s*[smhdw]", str(label).strip()):
+        return f"{label!r}: write a whole number before the unit, e.g. 36h for 1.5d"
+    return duration_problem(label, none=False).replace("e.g. 20h", "e.g. 1d")
 
 
 def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
@@ -105,20 +124,45 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
     periods = []
     for label in online.get("periods", ["1d", "1w"]):
         if not _PERIOD_LABEL.match(str(label)):
+            raise ConfigurationError(f"config online.periods: {_period_problem(label)}")
+        seconds = parse_duration(str(label))
+        if seconds <= 0:
+            raise ConfigurationError(f"config online.periods: {label!r} must be longer than 0")
+        periods.append(Threshold(str(label), seconds))
+    if not periods:
+        raise ConfigurationError("config online.periods: give at least one period")
+    for k, period in enumerate(periods):
+        same = [p.label for p in periods[:k] if p.seconds == period.seconds]
+        if same:
             raise ConfigurationError(
-                f"config online.periods: {label!r} needs a unit (s, m, h, d, w), e.g. 1d"
+                f"config online.periods: {same[0]!r} and {period.label!r} are the same duration"
             )
-        periods.append(Threshold(str(label), parse_duration(str(label))))
-    if not periods or len({p.seconds for p in periods}) != len(periods):
-        raise ConfigurationError("config online.periods: give distinct, non-empty periods")
     labels = tuple(p.label for p in periods)
     epsilons = tuple(float(e) for e in online.get("epsilons", [0.1, 0.3, 0.5, 0.7, 0.9]))
-    if not epsilons or any(not 0 <= e <= 1 for e in epsilons):
-        raise ConfigurationError("config online.epsilons: values in [0, 1], at least one")
+    if not epsilons:
+        raise ConfigurationError("config online.epsilons: give at least one value in [0, 1]")
+    for eps in epsilons:
+        if not 0 <= eps <= 1:
+            raise ConfigurationError(f"config online.epsilons: {eps!r} is not in [0, 1]")
+        # the bandit's run is named by its ε (bandit(eps=0.3)): the name must give it back
+        if round(eps, 4) != eps or bandit_epsilon(bandit_spec(eps)) != eps:
+            raise ConfigurationError(
+                f"config online.epsilons: {eps!r} has more than 4 decimal places (e.g. 0.05)"
+            )
+    twice = sorted({eps for eps in epsilons if epsilons.count(eps) > 1})
+    if twice:
+        raise ConfigurationError(
+            f"config online.epsilons: {', '.join(f'{eps:g}' for eps in twice)} listed twice"
+        )
     strategies = [
         OnlineStrategy(f"{FIXED}:{p}", f"{FIXED}-{p}", ("none",), False) for p in policies
     ]
     selectors = [str(s).lower() for s in online.get("selectors", [])]
+    twice_selectors = sorted({name for name in selectors if selectors.count(name) > 1})
+    if twice_selectors:
+        raise ConfigurationError(
+            f"config online.selectors: {', '.join(twice_selectors)} listed twice"
+        )
     # every registered kind but fixed (the fixed policies are online.policies)
     known = {name for name in SELECTORS if name != FIXED}
     for name in selectors:
@@ -133,22 +177,32 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
             strategies.append(
                 OnlineStrategy(spec, strategy_slug(spec), labels, kind.needs_simulation)
             )
-    if len({s.slug for s in strategies}) != len(strategies):
-        raise ConfigurationError("config online.selectors: a selector is listed twice")
     noise = tuple(float(x) for x in online.get("noise", [0.8, 1.2]))
-    if len(noise) != 2 or not 0 < noise[0] <= noise[1]:
-        raise ConfigurationError("config online.noise: [low, high] with 0 < low <= high")
+    if len(noise) != 2 or not 0 < noise[0] <= noise[1] or not math.isfinite(noise[1]):
+        raise ConfigurationError(
+            f"config online.noise: [low, high] with 0 < low <= high, finite; got {list(noise)}"
+        )
     discount = float(online.get("discount", 1.0))
     if not 0 < discount <= 1:
-        raise ConfigurationError("config online.discount: must be in (0, 1]")
+        raise ConfigurationError(f"config online.discount: must be in (0, 1], got {discount!r}")
     replicas, weeks = int(online.get("replicas", 2)), int(online.get("weeks", 104))
-    if replicas < 1 or weeks < 1:
-        raise ConfigurationError("config online: replicas and weeks must be >= 1")
+    for key, value in (("replicas", replicas), ("weeks", weeks)):
+        if value < 1:
+            raise ConfigurationError(f"config online.{key}: must be >= 1, got {value}")
+    jobs = replicas * sum(len(strategy.periods) for strategy in strategies)
+    if jobs > MAX_SIMULATION_JOBS:
+        raise ConfigurationError(
+            f"config online.replicas: {jobs:,} live runs per trace (replicas x strategies x "
+            f"periods) exceed {MAX_SIMULATION_JOBS:,}"
+        )
+    seed = int(config.get("seed", 0))
+    if seed < 0:
+        raise ConfigurationError(f"config seed: must be >= 0, got {seed}")
     resampling = online.get("resampling", "uniform")
     if resampling not in RESAMPLING_METHODS:
         raise ConfigurationError(f"config online.resampling: unknown method {resampling!r}")
     return OnlinePlan(
-        seed=int(config.get("seed", 0)),
+        seed=seed,
         traces=catalogue_entries(config, online.get("traces", []), "online.traces"),
         replicas=replicas,
         weeks=weeks,
@@ -158,7 +212,7 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
         periods=tuple(periods),
         strategies=tuple(strategies),
         epsilons=epsilons,
-        confidence=float(online.get("confidence", 0.95)),
+        confidence=confidence_level(online.get("confidence", 0.95), "online.confidence"),
         reference=f"fixed:{reference}",
         selector_options={"discount": discount, "noise": noise, "initial": initial},
     )

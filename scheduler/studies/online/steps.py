@@ -34,6 +34,7 @@ from scheduler.studies.online.long_traces import long_trace
 from scheduler.studies.online.selectors import (
     EPSILON_GREEDY,
     SELECTORS,
+    bandit_spec,
     make_selector,
     parse_spec,
 )
@@ -179,6 +180,7 @@ def online_tables(
     threshold_s: float,
     confidence: float,
     seed: int,
+    epsilons: Sequence[float] = (),
     log_path: str | None = None,
 ) -> None:
     """The online study's tables: ε by leave-one-trace-out vote, relative total-wait changes
@@ -190,6 +192,10 @@ def online_tables(
     reference strategy ``"fixed:P"`` and ``threshold_s`` the EASY threshold in seconds
     (``OnlinePlan.reference``, ``OnlinePlan.threshold_s``): the reference's rows are 0 and the
     headers name it EASY(P, Θ).
+
+    ``epsilons`` are the configured ε values of the bandit (``OnlinePlan.bandit_epsilons``),
+    the only candidates of the vote; empty (no bandit selector): no ε table (``outputs`` need
+    not name ``epsilon_csv``, ``epsilon_md``) and no LOTO bandit rows.
     """
     from scheduler.studies.common.tables import markdown_table
     from scheduler.studies.online.changes import (
@@ -205,20 +211,28 @@ def online_tables(
         curves = pl.concat([read_table(path) for path in curve_paths])
         choices = pl.concat([read_table(path) for path in choice_paths], how="diagonal_relaxed")
         totals = run_totals(curves)
-        epsilon = choose_epsilon(totals)
+        if epsilons:
+            candidates = [bandit_spec(float(eps)) for eps in epsilons]
+            epsilon = choose_epsilon(totals, candidates=candidates)
+        else:  # no bandit: an empty vote, so no LOTO bandit row
+            epsilon = pl.DataFrame(
+                schema={"period": pl.String, "held_out": pl.String, "chosen_strategy": pl.String}
+            )
         changes = relative_changes(
             totals, reference=reference, chosen_epsilon=epsilon, confidence=confidence,
             seed=seed,
         )  # fmt: skip
         record = provenance(
             {"reference": reference, "threshold_s": threshold_s, "confidence": confidence,
-             "seed": seed}, step="online",
+             "seed": seed, "epsilons": [float(eps) for eps in epsilons]}, step="online",
         )  # fmt: skip
-        write_csv(epsilon, outputs["epsilon_csv"], record)
-        write_markdown(
-            "# ε of the bandit, leave-one-trace-out majority vote\n\n" + markdown_table(epsilon),
-            outputs["epsilon_md"], record,
-        )  # fmt: skip
+        if epsilons:
+            write_csv(epsilon, outputs["epsilon_csv"], record)
+            write_markdown(
+                "# ε of the bandit, leave-one-trace-out majority vote\n\n"
+                + markdown_table(epsilon),
+                outputs["epsilon_md"], record,
+            )  # fmt: skip
         write_parquet(changes, outputs["changes_parquet"], record)
         write_csv(changes, outputs["changes_csv"], record)
         label = reference_label(reference, threshold_s)

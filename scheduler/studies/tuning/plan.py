@@ -11,14 +11,19 @@ from typing import Any
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.studies.common.config import (
+    MAX_SIMULATION_JOBS,
     Threshold,
     TraceEntry,
     catalogue_entries,
+    confidence_level,
     policy_list,
     require_in,
     threshold_list,
 )
 from scheduler.traces.resample import RESAMPLING_METHODS, SPLITS
+
+#: The threshold label of "no threshold".
+NO_THRESHOLD = "none"
 
 __all__ = ["Batch", "SimulationCase", "TuningPlan", "tuning_plan"]
 
@@ -157,11 +162,34 @@ def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
              thresholded_backfill, "tuning.backfill_policies")  # fmt: skip
     require_in(figure_threshold in labels, "tuning.figures.threshold", figure_threshold,
              "tuning.thresholds")  # fmt: skip
+    # the thresholded-policies figure compares Θ = figures.threshold with Θ = none
+    if figure_threshold == NO_THRESHOLD:
+        raise ConfigurationError(
+            "config tuning.figures.threshold: must be a threshold other than 'none' (the "
+            "thresholded-policies figure compares it with 'none')"
+        )
+    if NO_THRESHOLD not in labels:
+        raise ConfigurationError(
+            "config tuning.thresholds: must list 'none' (the thresholded-policies figure "
+            f"compares tuning.figures.threshold = {figure_threshold!r} with it)"
+        )
 
     weeks_per_split = int(tuning.get("weeks_per_split", 100))
     weeks_per_job = int(tuning.get("weeks_per_job", 100))
-    if weeks_per_split < 1 or weeks_per_job < 1:
-        raise ConfigurationError("config tuning: weeks_per_split and weeks_per_job must be >= 1")
+    for key, value in (("weeks_per_split", weeks_per_split), ("weeks_per_job", weeks_per_job)):
+        if value < 1:
+            raise ConfigurationError(f"config tuning.{key}: must be >= 1, got {value}")
+    figure_weeks = int(figures.get("weeks", 150))
+    if figure_weeks < 1:
+        raise ConfigurationError(f"config tuning.figures.weeks: must be >= 1, got {figure_weeks}")
+    jobs = len(SPLITS) * len(primary) * len(backfill) * len(thresholds)
+    jobs *= math.ceil(weeks_per_split / weeks_per_job)
+    if jobs > MAX_SIMULATION_JOBS:
+        raise ConfigurationError(
+            f"config tuning.weeks_per_split / tuning.weeks_per_job: {jobs:,} simulation jobs per "
+            f"trace (splits x policy pairs x thresholds x batches) exceed {MAX_SIMULATION_JOBS:,}; "
+            "raise weeks_per_job or study fewer weeks"
+        )
     seed = int(config.get("seed", 0))
     if seed < 0:
         raise ConfigurationError(f"config seed: must be >= 0, got {seed}")
@@ -175,8 +203,8 @@ def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
         backfill_policies=backfill,
         thresholds=thresholds,
         baseline=baseline,
-        confidence=float(tuning.get("confidence", 0.95)),
-        figure_weeks=int(figures.get("weeks", 150)),
+        confidence=confidence_level(tuning.get("confidence", 0.95), "tuning.confidence"),
+        figure_weeks=figure_weeks,
         weekly_backfill=weekly_backfill,
         thresholded_backfill=thresholded_backfill,
         figure_threshold=figure_threshold,

@@ -59,3 +59,26 @@ def test_loto_vote_rejects_bad_candidates():
         choose_epsilon(loto_totals(), candidates=("ucb",), period="1d")
     with pytest.raises(ConfigurationError, match="no run"):
         choose_epsilon(loto_totals(), candidates=CANDIDATES, period="2w")
+
+
+def test_loto_vote_among_the_configured_epsilons():
+    """#11: the candidates are the configured ε values, not a built-in list (0.4 won here,
+    yet a built-in list without 0.4 reported 0.9)."""
+    rows = [
+        (trace, k, f"bandit(eps={eps})", "1d", total / 2)
+        for trace in ("A", "B")
+        for k in range(2)
+        for eps, total in (("0.4", 100.0), ("0.9", 300.0))
+    ]
+    totals = pl.DataFrame(
+        rows, schema=["trace", "replica", "strategy", "period", "total_wait_s"], orient="row"
+    )
+    chosen = choose_epsilon(totals, candidates=("bandit(eps=0.4)", "bandit(eps=0.9)"))
+    assert set(chosen["chosen"]) == {0.4} and set(chosen["own_best"]) == {0.4}
+    assert set(chosen["chosen_strategy"]) == {"bandit(eps=0.4)"}
+
+
+def test_candidates_must_be_given():
+    """No built-in default: a caller that forgets the configured ε values fails loudly."""
+    with pytest.raises(TypeError):
+        choose_epsilon(loto_totals())  # type: ignore[call-arg]

@@ -62,3 +62,50 @@ def test_choice_share_selectors_come_from_the_registry() -> None:
     assert online_steps.CHOICE_SHARE_SELECTORS == ("noisy", "full")
     assert online_steps.draws_choice_shares(["random", "bandit(eps=0.1)"])
     assert not online_steps.draws_choice_shares(["random", "ucb"])
+
+
+def _write_runs(tmp_path: Path, runs: dict) -> tuple[str, str]:
+    curves = curves_from(runs)
+    choices = pl.DataFrame(
+        [(*key, index, "FCFS")
+         for key in curves.select("trace", "replica", "strategy", "period").unique().rows()
+         if key[3] != "none" for index in range(2)],
+        schema=list(CHOICE_COLUMNS), orient="row",
+    )  # fmt: skip
+    curve_path, choice_path = tmp_path / "curves.parquet", tmp_path / "choices.parquet"
+    curves.write_parquet(curve_path)
+    choices.write_parquet(choice_path)
+    return str(curve_path), str(choice_path)
+
+
+def _outputs(tmp_path: Path, names=OUTPUTS) -> dict[str, str]:
+    return {name: str(tmp_path / (name.rsplit("_", 1)[0] + SUFFIX[name.rsplit("_", 1)[1]]))
+            for name in names}  # fmt: skip
+
+
+def test_online_tables_choose_among_the_configured_epsilons(tmp_path: Path) -> None:
+    """#11: only the configured ε values are candidates (here 0.3 alone, although the runs
+    table also holds a bandit(eps=0.1))."""
+    curve_path, choice_path = _write_runs(tmp_path, simulated_runs())
+    outputs = _outputs(tmp_path)
+    online_steps.online_tables(
+        [curve_path], [choice_path], outputs, reference="fixed:FCFS", threshold_s=3600.0,
+        confidence=0.95, seed=0, epsilons=[0.3],
+    )  # fmt: skip
+    epsilon = pl.read_csv(outputs["epsilon_csv"], comment_prefix="#")
+    assert set(epsilon["chosen"]) == {0.3}
+
+
+def test_online_tables_without_a_bandit(tmp_path: Path) -> None:
+    """#11: without a bandit selector there is no ε table and no LOTO bandit row."""
+    runs = {key: value for key, value in simulated_runs().items()
+            if not key[2].startswith("bandit")}  # fmt: skip
+    curve_path, choice_path = _write_runs(tmp_path, runs)
+    outputs = _outputs(tmp_path, [n for n in OUTPUTS if not n.startswith("epsilon")])
+    online_steps.online_tables(
+        [curve_path], [choice_path], outputs, reference="fixed:FCFS", threshold_s=3600.0,
+        confidence=0.95, seed=0, epsilons=[],
+    )  # fmt: skip
+    changes = pl.read_parquet(outputs["changes_parquet"])
+    assert not changes["strategy"].str.starts_with("bandit").any()
+    assert not list(tmp_path.glob("epsilon*"))
