@@ -10,6 +10,10 @@
 
 The survivors are sorted by (submit time, job number), stably. Each job is counted under the
 first rule that removes it, so ``jobs_in - removed == jobs_out`` always holds.
+
+Job numbers must be unique: a trace in which one repeats is refused (as :func:`read_swf
+<scheduler.traces.swf.read_swf>` refuses such a file, naming its lines), never filtered, because
+the order of equal submit times, and so the results, would depend on which copy comes first.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from typing import Any
 import polars as pl
 
 from scheduler.core.atomic import atomic_write_bytes
-from scheduler.traces.swf import Trace
+from scheduler.traces.swf import Trace, check_unique_job_ids
 
 __all__ = ["FilterReport", "strong_filter"]
 
@@ -106,9 +110,17 @@ def strong_filter(trace: Trace) -> tuple[Trace, FilterReport]:
         size and path.
     report : FilterReport
         Counts per rule; ``jobs_in - report.removed == jobs_out``.
+
+    Raises
+    ------
+    TraceFormatError
+        A job number appears more than once (``field="job_id"``; the message names the number
+        and its rows; :func:`read_swf <scheduler.traces.swf.read_swf>` names the lines of a
+        file already).
     """
     machine_procs = trace.machine_procs
     jobs = trace.jobs
+    check_unique_job_ids(jobs, trace.path)
     jobs_in = jobs.height
 
     jobs, removed_exceed = _remove(

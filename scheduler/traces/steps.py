@@ -59,7 +59,13 @@ def filter_trace(
     machine_procs: int | None = None,
     log_path: str | None = None,
 ) -> None:
-    """Read an SWF log, apply the strong filter, write the jobs (parquet) and the report."""
+    """Read an SWF log, apply the strong filter, write the jobs (parquet) and the report.
+
+    Bad input stops the step with a :class:`~scheduler.core.steps.StepError` and writes
+    nothing: a malformed line, a job number that appears twice (the message names the file,
+    the number and the lines of its occurrences, as ``scheduler simulate`` and ``scheduler
+    filter`` do), no machine size, or no job left after filtering.
+    """
     with rule_log(log_path) as log:
         raw = read_swf(swf_path, machine_procs=machine_procs)
         filtered, report = strong_filter(raw)

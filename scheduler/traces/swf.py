@@ -37,6 +37,7 @@ __all__ = [
     "SWF_FIELD_COUNT",
     "SwfHeader",
     "Trace",
+    "check_unique_job_ids",
     "read_swf",
     "write_swf",
 ]
@@ -304,6 +305,66 @@ def _coerce_column(jobs: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Seri
         raise ConfigurationError(f"column {name} cannot be cast to {dtype}: {exc}") from exc
 
 
+def check_unique_job_ids(
+    jobs: pl.DataFrame, path: str | None, *, line_numbers: pl.Series | None = None
+) -> None:
+    """Refuse a jobs table in which a job number (``job_id``) appears more than once.
+
+    Job numbers must be unique: the simulator orders jobs of equal submit time (and equal
+    estimated ends) by job number, so a duplicate silently changes results. Nothing guesses
+    which copy is meant; the error names the first repeated number and where it occurs.
+
+    Parameters
+    ----------
+    jobs
+        The jobs (an ``job_id`` column).
+    path
+        The file they were read from (``None``: the message says ``<jobs table>``).
+    line_numbers
+        1-based line number of each row in its file; without them the rows are named (1-based).
+
+    Raises
+    ------
+    TraceFormatError
+        ``field="job_id"``; ``line`` is the line of the first repeat when ``line_numbers`` are
+        given. The message names the number, every occurrence (up to
+        :data:`_LISTED_OCCURRENCES`) and how many numbers repeat.
+    """
+    ids = jobs.get_column("job_id")
+    repeated = ids.is_duplicated()
+    if not repeated.any():
+        return
+    positions = (
+        pl.Series(range(1, jobs.height + 1)) if line_numbers is None else line_numbers
+    ).alias("at")
+    table = pl.DataFrame({"job_id": ids, "at": positions, "first": ids.is_first_distinct()})
+    table = table.filter(repeated)
+    first_repeat = table.filter(~pl.col("first")).row(0, named=True)
+    number = first_repeat["job_id"]
+    where = table.filter(pl.col("job_id") == number).get_column("at").to_list()
+    listed = [str(at) for at in where[:_LISTED_OCCURRENCES]]
+    if len(where) > _LISTED_OCCURRENCES:
+        places = ", ".join(listed) + ", ..."
+    else:
+        places = ", ".join(listed[:-1]) + f" and {listed[-1]}"
+    what = "rows" if line_numbers is None else "lines"
+    message = f"job number {number} appears {len(where)} times, on {what} {places}"
+    others = table.get_column("job_id").n_unique()
+    if others > 1:
+        message += f" ({others} job numbers repeat)"
+    raise TraceFormatError(
+        "<jobs table>" if path is None else path,
+        f"{message}; expected unique job numbers (ties of equal submit times are broken by "
+        "job number, so a duplicate would change results)",
+        line=None if line_numbers is None else int(first_repeat["at"]),
+        field="job_id",
+    )
+
+
+#: Occurrences of a repeated job number that :func:`check_unique_job_ids` lists.
+_LISTED_OCCURRENCES = 6
+
+
 # --------------------------------------------------------------------------------------------
 # Reading
 # --------------------------------------------------------------------------------------------
@@ -346,6 +407,8 @@ def read_swf(
         field holds a non-integral value (strict mode), a typed header value is not an integer,
         or the machine size is unknown. The message names the file, the 1-based line of the
         decompressed file (header and blank lines count) and the field.
+        A job number that appears on two job lines is refused too, in lenient mode as well
+        (:func:`check_unique_job_ids`: the number and the lines of all its occurrences).
     ConfigurationError
         ``machine_procs`` is not a positive integer.
 
@@ -363,6 +426,8 @@ def read_swf(
         (line for _, line in header_lines), where, line_numbers=[n for n, _ in header_lines]
     )
     _check_has_jobs(jobs, data, where, skipped)
+    if jobs.get_column("job_id").is_duplicated().any():
+        check_unique_job_ids(jobs, where, line_numbers=_job_line_numbers(data, where, lenient))
     if skipped:
         _warn_skipped(where, skipped)
     if machine_procs is None:
@@ -403,6 +468,15 @@ def _parse(
     if jobs is not None:
         return jobs, _header_lines_fast(data), {}
     return _parse_by_line(text, normalised.decode("utf-8"), path, lenient)
+
+
+def _job_line_numbers(data: bytes, path: str, lenient: bool) -> pl.Series:
+    """The 1-based line number of each job row :func:`_parse` returns for ``data`` (the fast
+    path does not track them; this re-reads the file line by line, for error messages only)."""
+    text, replaced = _decode(data, path, lenient)
+    normalised = _normalise_whitespace(text.encode("utf-8") if replaced else data)
+    jobs, _, _ = _parse_by_line(text, normalised.decode("utf-8"), path, lenient, with_lines=True)
+    return jobs.get_column("line")
 
 
 def _decode(data: bytes, path: str, lenient: bool) -> tuple[str, bool]:
@@ -543,7 +617,7 @@ def _header_lines_fast(data: bytes) -> list[tuple[int, str]]:
 
 
 def _parse_by_line(
-    text: str, normalised: str, path: str, lenient: bool
+    text: str, normalised: str, path: str, lenient: bool, *, with_lines: bool = False
 ) -> tuple[pl.DataFrame, list[tuple[int, str]], dict[str, int]]:
     """Parse with a line number on every row; raise on (or, lenient, skip) bad job lines.
 
@@ -557,6 +631,8 @@ def _parse_by_line(
         The file, for messages.
     lenient
         Skip bad job lines instead of raising.
+    with_lines
+        Add the column ``line`` (1-based line number of each job) to the jobs.
 
     Returns
     -------
@@ -572,7 +648,8 @@ def _parse_by_line(
     if bad.height and not lenient:
         raise _job_line_error(path, bad.row(0, named=True))
     counts = bad.group_by("_reason", maintain_order=True).len().rows()  # first-seen order
-    jobs = diagnosed.filter(pl.col("_reason").is_null()).select(SWF_COLUMNS)
+    columns = [*SWF_COLUMNS, "line"] if with_lines else SWF_COLUMNS
+    jobs = diagnosed.filter(pl.col("_reason").is_null()).select(columns)
     return jobs, [(int(n), raw) for n, raw in header], {reason: int(n) for reason, n in counts}
 
 

@@ -393,3 +393,36 @@ def test_importing_the_steps_leaves_statistics_and_plotting_unloaded() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
+
+
+# -- bad input (issue #11) -----------------------------------------------------------------------
+
+
+def kth_head(kth_path: Path, jobs: int) -> list[str]:
+    """The header and the first ``jobs`` job lines of KTH-SP2."""
+    lines = []
+    with gzip.open(kth_path, "rt") as handle:
+        for line in handle:
+            lines.append(line)
+            if sum(not text.startswith(";") for text in lines) == jobs:
+                return lines
+    raise AssertionError("KTH-SP2 is shorter than expected")
+
+
+def test_filter_step_refuses_duplicate_job_numbers(kth_path, tmp_path):
+    lines = kth_head(kth_path, 20)
+    first_job = next(i for i, line in enumerate(lines) if not line.startswith(";"))
+    lines.append(lines[first_job + 3])  # a second copy of the fourth job
+    swf = tmp_path / "dup.swf"
+    swf.write_text("".join(lines))
+    number = lines[first_job + 3].split()[0]
+    out = tmp_path / "out"
+    with pytest.raises(core_steps.StepError) as info:
+        trace_steps.filter_trace(
+            str(swf), str(out / "filtered.parquet"), str(out / "report.json"),
+            trace="dup", log_path=str(tmp_path / "filter.log"),
+        )  # fmt: skip
+    message = str(info.value)
+    assert f"{swf}:{len(lines)}: field job_id: job number {number}" in message
+    assert f"lines {first_job + 4} and {len(lines)}" in message
+    assert not out.exists() or not list(out.iterdir())

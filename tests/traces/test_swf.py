@@ -565,7 +565,7 @@ _HEADER_TEXT = st.text(
 
 @settings(max_examples=60, deadline=None)
 @given(
-    rows=st.lists(_ROW, min_size=1, max_size=20),
+    rows=st.lists(_ROW, min_size=1, max_size=20, unique_by=lambda row: row["job_id"]),
     comments=st.lists(_HEADER_TEXT, max_size=3),
     gzipped=st.booleans(),
 )
@@ -578,3 +578,36 @@ def test_round_trip_property(rows: list[dict], comments: list[str], gzipped: boo
         trace = read_swf(path)
     assert_frame_equal(trace.jobs, jobs, check_exact=True)
     assert trace.header == header
+
+
+# -- bad input (issue #11): duplicate job numbers ------------------------------------------------
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_duplicate_job_number_names_file_number_and_lines(tmp_path: Path, gzipped: bool) -> None:
+    lines = [HEADER, job_line(1), job_line(2), "", job_line(7), job_line(2), job_line(2)]
+    path = write_lines(tmp_path, "dup.swf", lines)
+    if gzipped:
+        path.write_bytes(gzip.compress(path.read_bytes()))
+    with pytest.raises(TraceFormatError, match=r"job number 2 .*lines 3, 6 and 7") as info:
+        read_swf(path)
+    assert (info.value.path, info.value.line, info.value.field) == (str(path), 6, "job_id")
+    assert str(info.value).startswith(f"{path}:6: field job_id: ")
+
+
+def test_duplicate_job_number_is_refused_in_lenient_mode_too(tmp_path: Path) -> None:
+    # the skipped line shifts the job rows; the lines named are still the file's own
+    lines = [HEADER, job_line(5), "1 2 3", job_line(6), job_line(5)]
+    path = write_lines(tmp_path, "dup.swf", lines)
+    with pytest.raises(TraceFormatError, match=r"job number 5 .*lines 2 and 5"):
+        read_swf(path, lenient=True)
+
+
+def test_many_duplicate_job_numbers_are_counted(tmp_path: Path) -> None:
+    lines = [HEADER] + [job_line(n % 3) for n in range(40)]
+    path = write_lines(tmp_path, "dup.swf", lines)
+    with pytest.raises(TraceFormatError) as info:
+        read_swf(path)
+    message = str(info.value)
+    assert "job number 0 appears 14 times" in message and "3 job numbers repeat" in message
+    assert len(message) < 400
