@@ -31,7 +31,7 @@ import polars as pl
 
 from scheduler.core.atomic import atomic_write_bytes
 from scheduler.core.constants import SWF_COLUMNS, SWF_SCHEMA
-from scheduler.core.errors import ConfigurationError, TraceFormatError
+from scheduler.core.errors import ConfigurationError, TraceFormatError, quote
 
 __all__ = [
     "SWF_FIELD_COUNT",
@@ -156,7 +156,9 @@ class SwfHeader:
         for text, number in zip(lines, numbers_, strict=True):
             if not text.lstrip(" \t\r\x0b\x0c").startswith(";"):
                 raise TraceFormatError(
-                    where, f"expected a header line starting with ';', found {text!r}", line=number
+                    where,
+                    f"expected a header line starting with ';', found {quote(text)}",
+                    line=number,
                 )
             match = _HEADER_PAIR.match(text)
             if match is not None and match.group(1) not in pairs:
@@ -196,7 +198,7 @@ def _header_integer(value: str, path: str, line: int, key: str) -> int:
     match = _LEADING_INTEGER.match(value)
     if match is None:
         raise TraceFormatError(
-            path, f"expected an integer header value, found {value!r}", line=line, field=key
+            path, f"expected an integer header value, found {quote(value)}", line=line, field=key
         )
     return int(match.group(1))
 
@@ -267,7 +269,7 @@ def _check_machine_procs(value: object) -> int:
     """Validate a machine size (a positive integer, processors)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
         raise ConfigurationError(
-            f"machine_procs must be a positive integer (processors), got {value!r}"
+            f"machine_procs must be a positive integer (processors), got {quote(value)}"
         )
     return int(value)
 
@@ -751,7 +753,9 @@ def _job_line_error(path: str, row: dict[str, object]) -> TraceFormatError:
     if reason == REASON_FIELD_COUNT:
         found = len(str(row["norm"]).split(" "))
         return TraceFormatError(
-            path, f"expected {SWF_FIELD_COUNT} fields, found {found}: {row['norm']!r}", line=line
+            path,
+            f"expected {SWF_FIELD_COUNT} fields, found {found}: {quote(row['norm'])}",
+            line=line,
         )
     name = str(row["_field"])
     token = row[f"_token_{name}"]
@@ -760,7 +764,9 @@ def _job_line_error(path: str, row: dict[str, object]) -> TraceFormatError:
         REASON_NON_INTEGRAL: "an integer",
         REASON_OUT_OF_RANGE: "an integer within the signed 64-bit range",
     }[str(reason)]
-    return TraceFormatError(path, f"expected {expected}, found {token!r}", line=line, field=name)
+    return TraceFormatError(
+        path, f"expected {expected}, found {quote(token)}", line=line, field=name
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -826,7 +832,9 @@ def _header_block(header: SwfHeader | None, extra_lines: Sequence[str]) -> list[
     lines += [line if line.startswith(";") else f"; {line}" for line in extra_lines]
     for line in lines:
         if "\n" in line or "\r" in line or not line.lstrip(" \t\x0b\x0c").startswith(";"):
-            raise ConfigurationError(f"a header line must be one line starting with ';': {line!r}")
+            raise ConfigurationError(
+                f"a header line must be one line starting with ';': {quote(line)}"
+            )
     return lines
 
 

@@ -143,3 +143,29 @@ def test_filter_requires_out(capsys: pytest.CaptureFixture[str], kth_path: Path)
     code, err = argparse_exit(capsys, "filter", kth_path)
     assert code == 2
     assert "--out" in err
+
+
+# --------------------------------------------------------------------------------------------
+# bad input (issue #11)
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["info", "filter", "simulate"])
+def test_huge_malformed_line_is_quoted_short(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    huge = JOB_LINE.replace(" 10 ", " " + "7" * 5_000_000 + "q ", 1)
+    bad = write_text(tmp_path / "huge.swf", "; MaxProcs: 4\n" + JOB_LINE + huge)
+    extra = ["--out", tmp_path / "out.swf"] if command == "filter" else []
+    code, out, err = run(capsys, command, bad, *extra)
+    assert_one_line_error(code, out, err, f"{bad}:3", "(5,000,001 characters)")
+    assert len(err) < 500
+    assert not (tmp_path / "out.swf").exists()
+
+
+def test_huge_bad_argument_is_quoted_short(capsys: pytest.CaptureFixture[str], kth_path: Path):
+    for option, value in (("--primary", "Q" * 5_000_000), ("--threshold", "9" * 5_000_000 + "q")):
+        with pytest.raises(SystemExit):
+            run(capsys, "simulate", kth_path, option, value)
+        err = capsys.readouterr().err
+        assert len(err) < 2000 and "(5,000,00" in err

@@ -426,3 +426,20 @@ def test_filter_step_refuses_duplicate_job_numbers(kth_path, tmp_path):
     assert f"{swf}:{len(lines)}: field job_id: job number {number}" in message
     assert f"lines {first_job + 4} and {len(lines)}" in message
     assert not out.exists() or not list(out.iterdir())
+
+
+def test_huge_malformed_line_is_quoted_short_in_error_and_log(kth_path, tmp_path):
+    lines = kth_head(kth_path, 5)
+    fields = lines[-1].split()
+    fields[3] = "9" * 5_000_000 + "x"  # run_s
+    lines[-1] = " ".join(fields) + "\n"
+    swf = tmp_path / "huge.swf"
+    swf.write_text("".join(lines))
+    log = tmp_path / "filter.log"
+    with pytest.raises(core_steps.StepError) as info:
+        trace_steps.filter_trace(
+            str(swf), str(tmp_path / "f.parquet"), str(tmp_path / "r.json"),
+            trace="huge", log_path=str(log),
+        )  # fmt: skip
+    assert len(str(info.value)) < 600 and "(5,000,001 characters)" in str(info.value)
+    assert log.stat().st_size < 600

@@ -611,3 +611,38 @@ def test_many_duplicate_job_numbers_are_counted(tmp_path: Path) -> None:
     message = str(info.value)
     assert "job number 0 appears 14 times" in message and "3 job numbers repeat" in message
     assert len(message) < 400
+
+
+# -- bad input (issue #11): a huge line is quoted short ------------------------------------------
+
+HUGE = 5_000_000  # characters; issue #11 saw a 50 MB line copied whole into the rule log
+
+
+@pytest.mark.parametrize(
+    ("line", "fragment"),
+    [
+        (job_line(run_s="y" * HUGE), "field run_s: expected a finite number, found 'yyy"),
+        (job_line() + " 7" * (HUGE // 2), "expected 18 fields, found 2500018: '1 0 5"),
+        ("; MaxNodes: " + "9" * HUGE + "z", "field MaxNodes: expected an integer header value"),
+    ],
+    ids=["token", "field-count", "header"],
+)
+def test_huge_line_is_quoted_short(tmp_path: Path, line: str, fragment: str) -> None:
+    path = write_lines(tmp_path, "huge.swf", [HEADER, job_line(1), line])
+    with pytest.raises(TraceFormatError) as info:
+        read_swf(path)
+    message = str(info.value)
+    assert fragment in message
+    assert len(message) < 500 and "…' (" in message and " characters)" in message
+
+
+def test_huge_non_header_line_is_quoted_short() -> None:
+    with pytest.raises(TraceFormatError) as info:
+        SwfHeader.from_lines(["; ok", "z" * HUGE])
+    assert len(str(info.value)) < 500 and f"({HUGE:,} characters)" in str(info.value)
+
+
+def test_huge_header_line_to_write_is_quoted_short(job_table, tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError) as info:
+        write_swf(job_table({"run_s": 1}), tmp_path / "t.swf", extra_header_lines=["a\nb" * HUGE])
+    assert len(str(info.value)) < 500
