@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import io
 import numbers
 import os
 import re
@@ -34,6 +35,7 @@ from scheduler.core.constants import SWF_COLUMNS, SWF_SCHEMA
 from scheduler.core.errors import ConfigurationError, TraceFormatError, quote
 
 __all__ = [
+    "DEFAULT_MAX_BYTES",
     "SWF_FIELD_COUNT",
     "SwfHeader",
     "Trace",
@@ -44,6 +46,12 @@ __all__ = [
 
 #: Number of whitespace-separated fields of an SWF job line.
 SWF_FIELD_COUNT = len(SWF_COLUMNS)
+
+#: Largest (decompressed) content :func:`read_swf` accepts by default: 4 GiB, some 40 times the
+#: largest log of the Parallel Workloads Archive; a gzip bomb stops there, not at the memory's end.
+DEFAULT_MAX_BYTES = 4 * 2**30
+#: Decompressed bytes read at a time when checking the cap.
+_CHUNK_BYTES = 2**24
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _UTF8_BOM = b"\xef\xbb\xbf"
@@ -378,6 +386,7 @@ def read_swf(
     machine_procs: int | None = None,
     lenient: bool = False,
     infer_machine_procs: bool = False,
+    max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> Trace:
     """Read an SWF workload log (``.swf`` or gzipped ``.swf.gz``).
 
@@ -395,6 +404,10 @@ def read_swf(
         When neither ``machine_procs`` nor a positive ``MaxProcs``/``MaxNodes`` header is
         available, use the largest allocated or requested processor count of any job (with a
         warning) instead of raising.
+    max_bytes
+        Largest content accepted, bytes, after decompression (default
+        :data:`DEFAULT_MAX_BYTES`, 4 GiB): a larger file, or a gzip that inflates beyond it,
+        is refused before it fills the memory.
 
     Returns
     -------
@@ -407,12 +420,13 @@ def read_swf(
         The file is missing, unreadable, a truncated or corrupt gzip, not UTF-8, has no job
         lines, a job line has not 18 fields or a field is not a (finite) number or an integer
         field holds a non-integral value (strict mode), a typed header value is not an integer,
-        or the machine size is unknown. The message names the file, the 1-based line of the
+        or the machine size is unknown, or the content exceeds ``max_bytes``. The message
+        names the file, the 1-based line of the
         decompressed file (header and blank lines count) and the field.
         A job number that appears on two job lines is refused too, in lenient mode as well
         (:func:`check_unique_job_ids`: the number and the lines of all its occurrences).
     ConfigurationError
-        ``machine_procs`` is not a positive integer.
+        ``machine_procs`` or ``max_bytes`` is not a positive integer.
 
     Notes
     -----
@@ -421,8 +435,12 @@ def read_swf(
     """
     if machine_procs is not None:
         machine_procs = _check_machine_procs(machine_procs)
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, numbers.Integral) or max_bytes < 1:
+        raise ConfigurationError(
+            f"max_bytes must be a positive integer (bytes), got {quote(max_bytes)}"
+        )
     where = str(path)
-    data = _load_bytes(path)
+    data = _load_bytes(path, int(max_bytes))
     jobs, header_lines, skipped = _parse(data, where, lenient)
     header = SwfHeader.from_lines(
         (line for _, line in header_lines), where, line_numbers=[n for n, _ in header_lines]
@@ -437,9 +455,11 @@ def read_swf(
     return Trace(jobs=jobs, header=header, machine_procs=machine_procs, path=where, skipped=skipped)
 
 
-def _load_bytes(path: str | os.PathLike[str]) -> bytes:
-    """The decompressed content of ``path``."""
+def _load_bytes(path: str | os.PathLike[str], max_bytes: int) -> bytes:
+    """The decompressed content of ``path``, refused beyond ``max_bytes``."""
     try:
+        if Path(path).stat().st_size > max_bytes and not _is_gzip(path):
+            raise _too_large(path, max_bytes)
         data = Path(path).read_bytes()
     except FileNotFoundError:
         raise TraceFormatError(path, "file not found; expected an SWF file") from None
@@ -449,13 +469,38 @@ def _load_bytes(path: str | os.PathLike[str]) -> bytes:
         raise TraceFormatError(path, f"cannot read the file: {exc.strerror or exc}") from None
     if data.startswith(_GZIP_MAGIC):
         try:
-            data = gzip.decompress(data)
+            data = _decompress(data, path, max_bytes)
         except (EOFError, OSError, zlib.error) as exc:
             raise TraceFormatError(
                 path, f"truncated or corrupt gzip data ({exc}); expected a complete gzip file"
             ) from None
     # A byte-order mark is not part of the first line (editors on Windows add one).
     return data.removeprefix(_UTF8_BOM)
+
+
+def _is_gzip(path: str | os.PathLike[str]) -> bool:
+    with open(path, "rb") as handle:
+        return handle.read(len(_GZIP_MAGIC)) == _GZIP_MAGIC
+
+
+def _decompress(data: bytes, path: str | os.PathLike[str], max_bytes: int) -> bytes:
+    """Inflate gzip ``data`` (every member) chunk by chunk, refusing more than ``max_bytes``."""
+    chunks, total = [], 0
+    with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+        while chunk := stream.read(min(_CHUNK_BYTES, max_bytes - total + 1)):
+            total += len(chunk)
+            if total > max_bytes:
+                raise _too_large(path, max_bytes)
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large(path: str | os.PathLike[str], max_bytes: int) -> TraceFormatError:
+    return TraceFormatError(
+        path,
+        f"larger than {max_bytes:,} bytes (decompressed), the most read_swf accepts; "
+        "pass max_bytes=<bytes> to read it anyway",
+    )
 
 
 def _parse(

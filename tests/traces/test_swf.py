@@ -646,3 +646,38 @@ def test_huge_header_line_to_write_is_quoted_short(job_table, tmp_path: Path) ->
     with pytest.raises(ConfigurationError) as info:
         write_swf(job_table({"run_s": 1}), tmp_path / "t.swf", extra_header_lines=["a\nb" * HUGE])
     assert len(str(info.value)) < 500
+
+
+# -- bad input (issue #11): decompressed size cap ------------------------------------------------
+
+
+def test_gzip_larger_than_the_cap_is_refused(tmp_path: Path) -> None:
+    lines = [HEADER] + [job_line(n) for n in range(1, 2001)]
+    plain = write_lines(tmp_path, "t.swf", lines)
+    size = plain.stat().st_size
+    packed = tmp_path / "t.swf.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert packed.stat().st_size < 10_000 < size
+    assert read_swf(packed, max_bytes=size).jobs.height == 2000  # exactly at the cap: fine
+    with pytest.raises(TraceFormatError) as info:
+        read_swf(packed, max_bytes=10_000)
+    message = str(info.value)
+    assert message.startswith(f"{packed}: ") and "10,000 bytes" in message
+    assert "max_bytes" in message
+    with pytest.raises(TraceFormatError, match="10,000 bytes"):
+        read_swf(plain, max_bytes=10_000)
+
+
+def test_default_cap_is_generous() -> None:
+    import inspect
+
+    from scheduler.traces.swf import DEFAULT_MAX_BYTES
+
+    assert DEFAULT_MAX_BYTES == 4 * 2**30
+    assert inspect.signature(read_swf).parameters["max_bytes"].default == DEFAULT_MAX_BYTES
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True])
+def test_bad_cap_argument(kth_path: Path, bad: object) -> None:
+    with pytest.raises(ConfigurationError, match="max_bytes"):
+        read_swf(kth_path, max_bytes=bad)  # type: ignore[arg-type]
