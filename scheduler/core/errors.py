@@ -13,6 +13,7 @@ from pathlib import Path
 __all__ = [
     "QUOTE_LIMIT",
     "ConfigurationError",
+    "NoJobsError",
     "SchedlabError",
     "TableError",
     "TraceFormatError",
@@ -95,6 +96,21 @@ class TraceFormatError(SchedlabError):
 
 class ConfigurationError(SchedlabError):
     """An argument or configuration value that cannot be used (unknown policy, bad duration...)."""
+
+
+class NoJobsError(SchedlabError):
+    """No job is left (e.g. after the strong filter) where a result needs jobs: a summary of
+    zero jobs (average wait 0 s, bounded slowdown 0) would look like a result and is none.
+
+    Attributes
+    ----------
+    report
+        What removed the jobs (e.g. the strong filter's report), or ``None``.
+    """
+
+    def __init__(self, message: str, report: object = None) -> None:
+        super().__init__(message)
+        self.report = report
 
 
 class TableError(SchedlabError):

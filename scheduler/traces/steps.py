@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scheduler.core.errors import ConfigurationError
 from scheduler.core.provenance import (
     provenance,
     write_json,
@@ -68,9 +67,7 @@ def filter_trace(
     """
     with rule_log(log_path) as log:
         raw = read_swf(swf_path, machine_procs=machine_procs)
-        filtered, report = strong_filter(raw)
-        if filtered.jobs.height == 0:
-            raise ConfigurationError(f"{trace}: the strong filter removed every job of {swf_path}")
+        filtered, report = strong_filter(raw, require_jobs=True)
         record = provenance({"trace": trace, "machine_procs": machine_procs}, step="filter")
         write_parquet(filtered.jobs, filtered_path, record, procs_metadata(filtered.machine_procs))
         write_json(report.to_dict(), report_path, record)

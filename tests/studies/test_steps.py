@@ -443,3 +443,22 @@ def test_huge_malformed_line_is_quoted_short_in_error_and_log(kth_path, tmp_path
         )  # fmt: skip
     assert len(str(info.value)) < 600 and "(5,000,001 characters)" in str(info.value)
     assert log.stat().st_size < 600
+
+
+def test_filter_step_with_no_job_left_names_the_rule_counts(kth_path, tmp_path):
+    lines = kth_head(kth_path, 3)
+    damaged = []
+    for line in lines:
+        fields = line.split()
+        if not line.startswith(";"):
+            fields[3] = "0"  # run_s: rule 3 removes every job
+        damaged.append(" ".join(fields) + "\n")
+    swf = tmp_path / "jobless.swf"
+    swf.write_text("".join(damaged))
+    with pytest.raises(core_steps.StepError) as info:
+        trace_steps.filter_trace(
+            str(swf), str(tmp_path / "f.parquet"), str(tmp_path / "r.json"), trace="jobless"
+        )
+    assert f"{swf}: no job left after filtering (3 jobs in; removed by rule: " in str(info.value)
+    assert "run time <= 0 or submit < 0 3" in str(info.value)
+    assert not (tmp_path / "f.parquet").exists() and not (tmp_path / "r.json").exists()

@@ -276,3 +276,21 @@ def test_duplicate_job_numbers_are_refused(job_table) -> None:
     message = r"crafted.swf: field job_id: job number 4 .*rows 1 and 3"
     with pytest.raises(TraceFormatError, match=message):
         strong_filter(make_trace(jobs))
+
+
+def test_no_job_left_is_an_error_when_jobs_are_required(job_table) -> None:
+    from scheduler.core.errors import NoJobsError
+
+    jobs = job_table({**OK, "run_s": 0}, {**OK, "alloc_procs": 99}, {**OK, "run_s": -4})
+    trace = make_trace(jobs)
+    filtered, report = strong_filter(trace)  # the default: an empty trace and its report
+    assert (filtered.jobs.height, report.jobs_out) == (0, 0)
+    with pytest.raises(NoJobsError) as info:
+        strong_filter(trace, require_jobs=True)
+    assert str(info.value) == (
+        "crafted.swf: no job left after filtering (3 jobs in; removed by rule: "
+        "procs > machine 1, no proc count 0, run time <= 0 or submit < 0 2, "
+        "requested time <= 0 or < run 0)"
+    )
+    assert info.value.report == report
+    assert strong_filter(make_trace(job_table(OK)), require_jobs=True)[1].jobs_out == 1
