@@ -36,6 +36,7 @@ from scheduler.core.errors import ConfigurationError, TraceFormatError, quote
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
+    "MISSING_MACHINE_SIZE",
     "SWF_FIELD_COUNT",
     "SwfHeader",
     "Trace",
@@ -75,6 +76,12 @@ _STR_HEADER_KEYS = {
     "Version": "version",
     "Computer": "computer",
 }
+
+#: The error of a file without machine size, before the remedy the caller can offer (read_swf:
+#: its arguments; the CLI: its options; the workflow: the config key).
+MISSING_MACHINE_SIZE = (
+    "expected a positive MaxProcs (or MaxNodes) header giving the machine size, found none"
+)
 
 #: Reasons a job line is rejected (keys of :attr:`Trace.skipped` in lenient mode).
 REASON_UNDECODABLE = "undecodable bytes"
@@ -563,8 +570,7 @@ def _resolve_machine_procs(header: SwfHeader, jobs: pl.DataFrame, path: str, inf
     if not infer:
         raise TraceFormatError(
             path,
-            "expected a positive MaxProcs (or MaxNodes) header giving the machine size, found "
-            "none; pass machine_procs=<processors> or infer_machine_procs=True",
+            f"{MISSING_MACHINE_SIZE}; pass machine_procs=<processors> or infer_machine_procs=True",
             field="MaxProcs",
         )
     largest = jobs.select(pl.max_horizontal(pl.col("alloc_procs").max(), pl.col("req_procs").max()))

@@ -462,3 +462,17 @@ def test_filter_step_with_no_job_left_names_the_rule_counts(kth_path, tmp_path):
     assert f"{swf}: no job left after filtering (3 jobs in; removed by rule: " in str(info.value)
     assert "run time <= 0 or submit < 0 3" in str(info.value)
     assert not (tmp_path / "f.parquet").exists() and not (tmp_path / "r.json").exists()
+
+
+def test_filter_step_without_machine_size_names_the_config_key(kth_path, tmp_path):
+    lines = [line for line in kth_head(kth_path, 5) if not line.startswith("; Max")]
+    swf = tmp_path / "sizeless.swf"
+    swf.write_text("".join(lines))
+    with pytest.raises(core_steps.StepError) as info:
+        trace_steps.filter_trace(
+            str(swf), str(tmp_path / "f.parquet"), str(tmp_path / "r.json"), trace="Sizeless"
+        )
+    message = str(info.value)
+    assert message.startswith(f"{swf}: field MaxProcs: ")
+    assert "set traces.Sizeless.machine_procs in the config" in message
+    assert "infer_machine_procs" not in message and "machine_procs=" not in message

@@ -513,3 +513,15 @@ def test_duplicate_job_number_stops_the_filter_step(tmp_path: Path, kth_path: Pa
     assert "logs/filter/KTH-slice.log" in output
     assert not (project / "results/KTH-slice/filtered.parquet").exists()
     assert not (project / "results/KTH-slice/filter_report.json").exists()
+
+
+def test_missing_machine_size_names_the_config_key(tmp_path: Path, kth_path: Path) -> None:
+    project, _ = damaged_project(
+        tmp_path, kth_path, lambda lines: [line for line in lines if not line.startswith("; Max")]
+    )
+    done = snakemake(project, check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert "set traces.KTH-slice.machine_procs in the config" in output
+    assert "--machine-procs" not in output and "infer_machine_procs" not in output
+    assert not (project / "results/KTH-slice/filtered.parquet").exists()
