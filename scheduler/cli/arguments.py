@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from scheduler.core.errors import ConfigurationError
+from scheduler.core.errors import ConfigurationError, quote
 from scheduler.core.units import parse_duration
 from scheduler.policies import get_policy
 
@@ -62,7 +62,7 @@ def positive_int(text: str) -> int:
     except ValueError:
         value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {quote(text)}")
     return value
 
 
@@ -149,7 +149,7 @@ def table_path(text: str) -> Path:
     path = Path(text)
     if path.suffix.lower() not in TABLE_SUFFIXES:
         raise argparse.ArgumentTypeError(
-            f"expected a file name ending with {' or '.join(TABLE_SUFFIXES)}, got {text!r}"
+            f"expected a file name ending with {' or '.join(TABLE_SUFFIXES)}, got {quote(text)}"
         )
     return path
 

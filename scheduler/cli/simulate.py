@@ -123,11 +123,17 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     -------
     int
         Exit code 0.
+
+    Raises
+    ------
+    NoJobsError
+        No job is left after filtering: there is nothing to simulate (a summary of zero jobs
+        would read "AvgWait 0 s, AVEbsld 0.00"); the message gives each rule's count.
     """
     trace = read_trace(args)
     report = None
     if not args.no_filter:
-        trace, report = strong_filter(trace)
+        trace, report = strong_filter(trace, require_jobs=True)
     started = time.perf_counter()
     result = simulate(
         trace,

@@ -244,6 +244,8 @@ def cmd_info(args: argparse.Namespace) -> int:
     span_s = raw["span_s"]
     raw["span_days"] = None if span_s is None else span_s / DAY_S
     filtered, report = strong_filter(trace)
+    if report.jobs_out == 0:
+        warn(report.no_job_left_message())
     after = trace_summary(filtered)
     if args.json:
         print_json(
@@ -292,9 +294,14 @@ def cmd_filter(args: argparse.Namespace) -> int:
     -------
     int
         Exit code 0.
+
+    Raises
+    ------
+    NoJobsError
+        No job is left after filtering (nothing is written; the message gives each rule's count).
     """
     trace = read_trace(args)
-    filtered, report = strong_filter(trace)
+    filtered, report = strong_filter(trace, require_jobs=True)
     extra = [filter_header_line(report), *machine_size_lines(filtered, args.out)]
     with writing(args.out):
         write_swf(filtered, args.out, extra_header_lines=extra)

@@ -4,18 +4,49 @@ Every writer of schedlab (SWF traces, JSON reports, parquet tables) writes to a 
 the directory of the target, flushes it to disk and then renames it over the target with
 :func:`os.replace`, which is atomic on POSIX and Windows when both paths are on one file system.
 On any failure the temporary file is removed and the target is left exactly as it was.
+
+A writer that is killed (SIGKILL, a cluster's time limit, a power cut) cannot remove its
+temporary file. The next write of the same target removes such stale temporaries
+(:func:`remove_stale_temporaries`): a temporary is named ``.<name>.<pid>@<host>.<random>.tmp``
+after the process that writes it, and it is stale when that process, on this host, no longer
+runs. A temporary from another host (a shared file system) or from an earlier schedlab
+(``.<name>.<random>.tmp``) is stale once it was last written before the current process started
+and over :data:`STALE_AFTER_S` ago. Only the target's own temporaries are considered, so two
+writers of different files never touch each other's; two concurrent writers of the same file on
+one host keep each other's (the last rename wins, each one whole).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import socket
 import stat
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "atomic_write_bytes"]
+__all__ = [
+    "STALE_AFTER_S",
+    "atomic_path",
+    "atomic_write_bytes",
+    "remove_stale_temporaries",
+    "temporary_prefix",
+]
+
+#: A temporary whose writer cannot be checked (another host, an older name) is stale when it was
+#: last written this long ago (seconds) and before the current process started.
+STALE_AFTER_S = 3600.0
+#: When this process started, near enough (the module is imported before any write).
+_STARTED = time.time()
+#: This host in temporary names: characters of a host name only, at most 40.
+_HOST = re.sub(r"[^A-Za-z0-9.-]", "-", socket.gethostname())[:40] or "localhost"
+#: The random part ``tempfile.mkstemp`` adds: eight of ``[a-z0-9_]``.
+_RANDOM = r"[a-z0-9_]{8}"
+_OWNED = re.compile(rf"(\d+)@([A-Za-z0-9.-]+)\.{_RANDOM}")
+_LEGACY = re.compile(_RANDOM)
 
 
 @contextlib.contextmanager
@@ -37,11 +68,15 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     ------
     Path
         A fresh, empty temporary file next to ``path`` (same directory, hence same file
-        system), named ``.<name>.<random>.tmp``.
+        system), named ``.<name>.<pid>@<host>.<random>.tmp``. Stale temporaries of ``path``
+        left by killed writers are removed first (:func:`remove_stale_temporaries`).
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    remove_stale_temporaries(target)
+    fd, tmp_name = tempfile.mkstemp(
+        dir=target.parent, prefix=temporary_prefix(target), suffix=".tmp"
+    )
     os.close(fd)
     tmp = Path(tmp_name)
     try:
@@ -68,6 +103,70 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """
     with atomic_path(path) as tmp, open(tmp, "wb") as handle:
         handle.write(data)
+
+
+def temporary_prefix(path: str | os.PathLike[str]) -> str:
+    """The start of the names of this process's temporaries of ``path``:
+    ``.<name>.<pid>@<host>.``."""
+    return f".{Path(path).name}.{os.getpid()}@{_HOST}."
+
+
+def remove_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:
+    """Remove the temporaries of ``path`` that killed writers left (see the module docstring).
+
+    Never raises: a temporary that cannot be removed (or checked) stays.
+
+    Parameters
+    ----------
+    path
+        The output file whose temporaries (``.<name>.*.tmp`` next to it) are checked.
+
+    Returns
+    -------
+    list of Path
+        The temporaries removed.
+    """
+    target = Path(path)
+    prefix, removed = f".{target.name}.", []
+    try:
+        candidates = [
+            entry for entry in target.parent.iterdir()
+            if entry.name.startswith(prefix) and entry.name.endswith(".tmp")
+        ]  # fmt: skip
+    except OSError:
+        return removed
+    for entry in candidates:
+        middle = entry.name[len(prefix) : -len(".tmp")]
+        with contextlib.suppress(OSError):
+            if _is_stale(entry, middle):
+                entry.unlink()
+                removed.append(entry)
+    return removed
+
+
+def _is_stale(entry: Path, middle: str) -> bool:
+    """Whether the temporary ``entry`` (``middle``: its name between target name and .tmp) is
+    stale; ``False`` for a name schedlab does not give."""
+    owned = _OWNED.fullmatch(middle)
+    if owned is not None and owned.group(2) == _HOST and os.name == "posix":
+        return not _process_runs(int(owned.group(1)))
+    if owned is None and _LEGACY.fullmatch(middle) is None:
+        return False
+    modified = entry.stat().st_mtime
+    return modified < _STARTED and modified < time.time() - STALE_AFTER_S
+
+
+def _process_runs(pid: int) -> bool:
+    """Whether process ``pid`` runs on this host (POSIX; signal 0 checks without signalling)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. PermissionError: it runs, as another user
+        return True
+    return True
 
 
 def _fsync_file(path: Path) -> None:

@@ -1,12 +1,59 @@
 """Errors raised by schedlab for bad input.
 
 Every error about a file names the file, the line (1-based, counting header lines) and the
-field, so a user can open the file at the right place.
+field, so a user can open the file at the right place. Input echoed in a message (a bad token, a
+malformed line, an unknown name) goes through :func:`quote`, which keeps it short: a 50 MB line
+must not end up whole on stderr and in a rule's log.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+__all__ = [
+    "QUOTE_LIMIT",
+    "ConfigurationError",
+    "NoJobsError",
+    "SchedlabError",
+    "TableError",
+    "TraceFormatError",
+    "quote",
+]
+
+#: Characters of user input that :func:`quote` keeps.
+QUOTE_LIMIT = 200
+
+
+def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
+    """Quote user input for an error message, cut to ``limit`` characters.
+
+    Parameters
+    ----------
+    value
+        Text (quoted like :func:`repr`), or any other object (its :func:`repr`).
+    limit
+        Characters of the input kept; longer input ends with ``…`` and its total length.
+
+    Returns
+    -------
+    str
+        ``'12x'``; ``'abc…' (52,428,800 characters)`` for a long text.
+
+    Examples
+    --------
+    >>> quote("12x")
+    "'12x'"
+    >>> quote("abcdef", limit=3)
+    "'abc…' (6 characters)"
+    """
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return repr(value)
+        return f"{value[:limit] + '…'!r} ({len(value):,} characters)"
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters)"
 
 
 class SchedlabError(Exception):
@@ -49,6 +96,21 @@ class TraceFormatError(SchedlabError):
 
 class ConfigurationError(SchedlabError):
     """An argument or configuration value that cannot be used (unknown policy, bad duration...)."""
+
+
+class NoJobsError(SchedlabError):
+    """No job is left (e.g. after the strong filter) where a result needs jobs: a summary of
+    zero jobs (average wait 0 s, bounded slowdown 0) would look like a result and is none.
+
+    Attributes
+    ----------
+    report
+        What removed the jobs (e.g. the strong filter's report), or ``None``.
+    """
+
+    def __init__(self, message: str, report: object = None) -> None:
+        super().__init__(message)
+        self.report = report
 
 
 class TableError(SchedlabError):

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Generic, TypeVar
 
-from scheduler.core.errors import ConfigurationError
+from scheduler.core.errors import ConfigurationError, quote
 
 T = TypeVar("T")
 
@@ -100,7 +100,7 @@ class Registry(Mapping[str, T], Generic[T]):
         if key is None:
             prefix = f"{where}: " if where else ""
             raise ConfigurationError(
-                f"{prefix}unknown {self.kind} {name!r}; known {self.plural}: "
+                f"{prefix}unknown {self.kind} {quote(name)}; known {self.plural}: "
                 f"{', '.join(self._items)}"
             )
         return self._items[key]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 
-from scheduler.core.errors import ConfigurationError
+from scheduler.core.errors import ConfigurationError, quote
 
 _UNIT_S = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 7 * 86400.0}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([smhdw]?)\s*$", re.IGNORECASE)
@@ -27,7 +27,7 @@ def parse_duration(value: str | float | int | None) -> float:
     if value is None:
         return math.inf
     if isinstance(value, bool):
-        raise ConfigurationError(f"not a duration: {value!r}")
+        raise ConfigurationError(f"not a duration: {quote(value)}")
     if isinstance(value, int | float):
         seconds = float(value)
     else:
@@ -37,11 +37,11 @@ def parse_duration(value: str | float | int | None) -> float:
         match = _DURATION.match(text)
         if match is None:
             raise ConfigurationError(
-                f"not a duration: {value!r} (write e.g. 3600, 90m, 40h, 2d or none)"
+                f"not a duration: {quote(value)} (write e.g. 3600, 90m, 40h, 2d or none)"
             )
         seconds = float(match.group(1)) * _UNIT_S[(match.group(2) or "s").lower()]
     if math.isnan(seconds) or seconds < 0:
-        raise ConfigurationError(f"a duration must be >= 0 seconds, got {value!r}")
+        raise ConfigurationError(f"a duration must be >= 0 seconds, got {quote(value)}")
     return seconds
 
 

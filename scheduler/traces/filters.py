@@ -9,7 +9,14 @@
 4. remove a job whose requested time is <= 0 s or shorter than its run time.
 
 The survivors are sorted by (submit time, job number), stably. Each job is counted under the
-first rule that removes it, so ``jobs_in - removed == jobs_out`` always holds.
+first rule that removes it, so ``jobs_in - removed == jobs_out`` always holds. A trace that
+loses every job is returned empty by default; ``require_jobs=True`` (the workflow's filter step,
+``scheduler filter`` and ``scheduler simulate``) raises :class:`~scheduler.core.errors.NoJobsError`
+with the count of each rule instead.
+
+Job numbers must be unique: a trace in which one repeats is refused (as :func:`read_swf
+<scheduler.traces.swf.read_swf>` refuses such a file, naming its lines), never filtered, because
+the order of equal submit times, and so the results, would depend on which copy comes first.
 """
 
 from __future__ import annotations
@@ -23,9 +30,18 @@ from typing import Any
 import polars as pl
 
 from scheduler.core.atomic import atomic_write_bytes
-from scheduler.traces.swf import Trace
+from scheduler.core.errors import NoJobsError
+from scheduler.traces.swf import Trace, check_unique_job_ids
 
-__all__ = ["FilterReport", "strong_filter"]
+__all__ = ["REMOVAL_RULES", "FilterReport", "strong_filter"]
+
+#: The removal counts of a :class:`FilterReport`, in rule order: (attribute, short label).
+REMOVAL_RULES = (
+    ("removed_procs_exceed_machine", "procs > machine"),
+    ("removed_no_procs", "no proc count"),
+    ("removed_bad_runtime_or_submit", "run time <= 0 or submit < 0"),
+    ("removed_bad_requested_time", "requested time <= 0 or < run"),
+)
 
 
 @dataclass(frozen=True)
@@ -75,6 +91,16 @@ class FilterReport:
             + self.removed_bad_requested_time
         )
 
+    def removal_text(self) -> str:
+        """``"<jobs_in> jobs in; removed by rule: procs > machine 3, ..."`` (every rule)."""
+        counts = ", ".join(f"{label} {getattr(self, name)}" for name, label in REMOVAL_RULES)
+        return f"{self.jobs_in} jobs in; removed by rule: {counts}"
+
+    def no_job_left_message(self) -> str:
+        """The message of :class:`~scheduler.core.errors.NoJobsError` for this report."""
+        where = "" if self.source_path is None else f"{self.source_path}: "
+        return f"{where}no job left after filtering ({self.removal_text()})"
+
     def to_dict(self) -> dict[str, Any]:
         """The report as a JSON-ready dictionary (field name -> value)."""
         return dataclasses.asdict(self)
@@ -91,13 +117,16 @@ class FilterReport:
         atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def strong_filter(trace: Trace) -> tuple[Trace, FilterReport]:
+def strong_filter(trace: Trace, *, require_jobs: bool = False) -> tuple[Trace, FilterReport]:
     """Apply the strong filter (see the module docstring) to a copy of ``trace``.
 
     Parameters
     ----------
     trace
         The trace; not modified. ``trace.machine_procs`` (processors) bounds rule 1.
+    require_jobs
+        Raise :class:`~scheduler.core.errors.NoJobsError` when no job survives, instead of
+        returning an empty trace (for callers that go on to compute a result from the jobs).
 
     Returns
     -------
@@ -106,9 +135,20 @@ def strong_filter(trace: Trace) -> tuple[Trace, FilterReport]:
         size and path.
     report : FilterReport
         Counts per rule; ``jobs_in - report.removed == jobs_out``.
+
+    Raises
+    ------
+    TraceFormatError
+        A job number appears more than once (``field="job_id"``; the message names the number
+        and its rows; :func:`read_swf <scheduler.traces.swf.read_swf>` names the lines of a
+        file already).
+    NoJobsError
+        ``require_jobs`` and no job is left: ``"<file>: no job left after filtering (<n> jobs
+        in; removed by rule: procs > machine <n>, ...)"``; its ``report`` is the report.
     """
     machine_procs = trace.machine_procs
     jobs = trace.jobs
+    check_unique_job_ids(jobs, trace.path)
     jobs_in = jobs.height
 
     jobs, removed_exceed = _remove(
@@ -132,6 +172,8 @@ def strong_filter(trace: Trace) -> tuple[Trace, FilterReport]:
         machine_procs=machine_procs,
         source_path=trace.path,
     )
+    if require_jobs and report.jobs_out == 0:
+        raise NoJobsError(report.no_job_left_message(), report)
     return trace.with_jobs(jobs), report
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scheduler.core.errors import ConfigurationError
+from scheduler.core.errors import TraceFormatError
 from scheduler.core.provenance import (
     provenance,
     write_json,
@@ -15,7 +15,7 @@ from scheduler.core.steps import procs_metadata, read_table, rule_log, table_mac
 from scheduler.traces.download import TraceSource, fetch_trace
 from scheduler.traces.filters import strong_filter
 from scheduler.traces.resample import resample_weeks, split_at_midpoint
-from scheduler.traces.swf import read_swf
+from scheduler.traces.swf import MISSING_MACHINE_SIZE, read_swf
 
 __all__ = [
     "download_trace",
@@ -59,12 +59,26 @@ def filter_trace(
     machine_procs: int | None = None,
     log_path: str | None = None,
 ) -> None:
-    """Read an SWF log, apply the strong filter, write the jobs (parquet) and the report."""
+    """Read an SWF log, apply the strong filter, write the jobs (parquet) and the report.
+
+    Bad input stops the step with a :class:`~scheduler.core.steps.StepError` and writes
+    nothing: a malformed line, a job number that appears twice (the message names the file,
+    the number and the lines of its occurrences, as ``scheduler simulate`` and ``scheduler
+    filter`` do), no machine size (the message names the config key
+    ``traces.<trace>.machine_procs``), or no job left after filtering.
+    """
     with rule_log(log_path) as log:
-        raw = read_swf(swf_path, machine_procs=machine_procs)
-        filtered, report = strong_filter(raw)
-        if filtered.jobs.height == 0:
-            raise ConfigurationError(f"{trace}: the strong filter removed every job of {swf_path}")
+        try:
+            raw = read_swf(swf_path, machine_procs=machine_procs)
+        except TraceFormatError as error:
+            if error.field != "MaxProcs" or error.line is not None:
+                raise
+            raise TraceFormatError(
+                error.path,
+                f"{MISSING_MACHINE_SIZE}; set traces.{trace}.machine_procs in the config",
+                field="MaxProcs",
+            ) from None
+        filtered, report = strong_filter(raw, require_jobs=True)
         record = provenance({"trace": trace, "machine_procs": machine_procs}, step="filter")
         write_parquet(filtered.jobs, filtered_path, record, procs_metadata(filtered.machine_procs))
         write_json(report.to_dict(), report_path, record)

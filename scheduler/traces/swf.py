@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import io
 import numbers
 import os
 import re
@@ -31,18 +32,27 @@ import polars as pl
 
 from scheduler.core.atomic import atomic_write_bytes
 from scheduler.core.constants import SWF_COLUMNS, SWF_SCHEMA
-from scheduler.core.errors import ConfigurationError, TraceFormatError
+from scheduler.core.errors import ConfigurationError, TraceFormatError, quote
 
 __all__ = [
+    "DEFAULT_MAX_BYTES",
+    "MISSING_MACHINE_SIZE",
     "SWF_FIELD_COUNT",
     "SwfHeader",
     "Trace",
+    "check_unique_job_ids",
     "read_swf",
     "write_swf",
 ]
 
 #: Number of whitespace-separated fields of an SWF job line.
 SWF_FIELD_COUNT = len(SWF_COLUMNS)
+
+#: Largest (decompressed) content :func:`read_swf` accepts by default: 4 GiB, some 40 times the
+#: largest log of the Parallel Workloads Archive; a gzip bomb stops there, not at the memory's end.
+DEFAULT_MAX_BYTES = 4 * 2**30
+#: Decompressed bytes read at a time when checking the cap.
+_CHUNK_BYTES = 2**24
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _UTF8_BOM = b"\xef\xbb\xbf"
@@ -66,6 +76,12 @@ _STR_HEADER_KEYS = {
     "Version": "version",
     "Computer": "computer",
 }
+
+#: The error of a file without machine size, before the remedy the caller can offer (read_swf:
+#: its arguments; the CLI: its options; the workflow: the config key).
+MISSING_MACHINE_SIZE = (
+    "expected a positive MaxProcs (or MaxNodes) header giving the machine size, found none"
+)
 
 #: Reasons a job line is rejected (keys of :attr:`Trace.skipped` in lenient mode).
 REASON_UNDECODABLE = "undecodable bytes"
@@ -155,7 +171,9 @@ class SwfHeader:
         for text, number in zip(lines, numbers_, strict=True):
             if not text.lstrip(" \t\r\x0b\x0c").startswith(";"):
                 raise TraceFormatError(
-                    where, f"expected a header line starting with ';', found {text!r}", line=number
+                    where,
+                    f"expected a header line starting with ';', found {quote(text)}",
+                    line=number,
                 )
             match = _HEADER_PAIR.match(text)
             if match is not None and match.group(1) not in pairs:
@@ -195,7 +213,7 @@ def _header_integer(value: str, path: str, line: int, key: str) -> int:
     match = _LEADING_INTEGER.match(value)
     if match is None:
         raise TraceFormatError(
-            path, f"expected an integer header value, found {value!r}", line=line, field=key
+            path, f"expected an integer header value, found {quote(value)}", line=line, field=key
         )
     return int(match.group(1))
 
@@ -266,7 +284,7 @@ def _check_machine_procs(value: object) -> int:
     """Validate a machine size (a positive integer, processors)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
         raise ConfigurationError(
-            f"machine_procs must be a positive integer (processors), got {value!r}"
+            f"machine_procs must be a positive integer (processors), got {quote(value)}"
         )
     return int(value)
 
@@ -304,6 +322,66 @@ def _coerce_column(jobs: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Seri
         raise ConfigurationError(f"column {name} cannot be cast to {dtype}: {exc}") from exc
 
 
+def check_unique_job_ids(
+    jobs: pl.DataFrame, path: str | None, *, line_numbers: pl.Series | None = None
+) -> None:
+    """Refuse a jobs table in which a job number (``job_id``) appears more than once.
+
+    Job numbers must be unique: the simulator orders jobs of equal submit time (and equal
+    estimated ends) by job number, so a duplicate silently changes results. Nothing guesses
+    which copy is meant; the error names the first repeated number and where it occurs.
+
+    Parameters
+    ----------
+    jobs
+        The jobs (an ``job_id`` column).
+    path
+        The file they were read from (``None``: the message says ``<jobs table>``).
+    line_numbers
+        1-based line number of each row in its file; without them the rows are named (1-based).
+
+    Raises
+    ------
+    TraceFormatError
+        ``field="job_id"``; ``line`` is the line of the first repeat when ``line_numbers`` are
+        given. The message names the number, every occurrence (up to
+        :data:`_LISTED_OCCURRENCES`) and how many numbers repeat.
+    """
+    ids = jobs.get_column("job_id")
+    repeated = ids.is_duplicated()
+    if not repeated.any():
+        return
+    positions = (
+        pl.Series(range(1, jobs.height + 1)) if line_numbers is None else line_numbers
+    ).alias("at")
+    table = pl.DataFrame({"job_id": ids, "at": positions, "first": ids.is_first_distinct()})
+    table = table.filter(repeated)
+    first_repeat = table.filter(~pl.col("first")).row(0, named=True)
+    number = first_repeat["job_id"]
+    where = table.filter(pl.col("job_id") == number).get_column("at").to_list()
+    listed = [str(at) for at in where[:_LISTED_OCCURRENCES]]
+    if len(where) > _LISTED_OCCURRENCES:
+        places = ", ".join(listed) + ", ..."
+    else:
+        places = ", ".join(listed[:-1]) + f" and {listed[-1]}"
+    what = "rows" if line_numbers is None else "lines"
+    message = f"job number {number} appears {len(where)} times, on {what} {places}"
+    others = table.get_column("job_id").n_unique()
+    if others > 1:
+        message += f" ({others} job numbers repeat)"
+    raise TraceFormatError(
+        "<jobs table>" if path is None else path,
+        f"{message}; expected unique job numbers (ties of equal submit times are broken by "
+        "job number, so a duplicate would change results)",
+        line=None if line_numbers is None else int(first_repeat["at"]),
+        field="job_id",
+    )
+
+
+#: Occurrences of a repeated job number that :func:`check_unique_job_ids` lists.
+_LISTED_OCCURRENCES = 6
+
+
 # --------------------------------------------------------------------------------------------
 # Reading
 # --------------------------------------------------------------------------------------------
@@ -315,6 +393,7 @@ def read_swf(
     machine_procs: int | None = None,
     lenient: bool = False,
     infer_machine_procs: bool = False,
+    max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> Trace:
     """Read an SWF workload log (``.swf`` or gzipped ``.swf.gz``).
 
@@ -332,6 +411,10 @@ def read_swf(
         When neither ``machine_procs`` nor a positive ``MaxProcs``/``MaxNodes`` header is
         available, use the largest allocated or requested processor count of any job (with a
         warning) instead of raising.
+    max_bytes
+        Largest content accepted, bytes, after decompression (default
+        :data:`DEFAULT_MAX_BYTES`, 4 GiB): a larger file, or a gzip that inflates beyond it,
+        is refused before it fills the memory.
 
     Returns
     -------
@@ -344,10 +427,13 @@ def read_swf(
         The file is missing, unreadable, a truncated or corrupt gzip, not UTF-8, has no job
         lines, a job line has not 18 fields or a field is not a (finite) number or an integer
         field holds a non-integral value (strict mode), a typed header value is not an integer,
-        or the machine size is unknown. The message names the file, the 1-based line of the
+        or the machine size is unknown, or the content exceeds ``max_bytes``. The message
+        names the file, the 1-based line of the
         decompressed file (header and blank lines count) and the field.
+        A job number that appears on two job lines is refused too, in lenient mode as well
+        (:func:`check_unique_job_ids`: the number and the lines of all its occurrences).
     ConfigurationError
-        ``machine_procs`` is not a positive integer.
+        ``machine_procs`` or ``max_bytes`` is not a positive integer.
 
     Notes
     -----
@@ -356,13 +442,19 @@ def read_swf(
     """
     if machine_procs is not None:
         machine_procs = _check_machine_procs(machine_procs)
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, numbers.Integral) or max_bytes < 1:
+        raise ConfigurationError(
+            f"max_bytes must be a positive integer (bytes), got {quote(max_bytes)}"
+        )
     where = str(path)
-    data = _load_bytes(path)
+    data = _load_bytes(path, int(max_bytes))
     jobs, header_lines, skipped = _parse(data, where, lenient)
     header = SwfHeader.from_lines(
         (line for _, line in header_lines), where, line_numbers=[n for n, _ in header_lines]
     )
     _check_has_jobs(jobs, data, where, skipped)
+    if jobs.get_column("job_id").is_duplicated().any():
+        check_unique_job_ids(jobs, where, line_numbers=_job_line_numbers(data, where, lenient))
     if skipped:
         _warn_skipped(where, skipped)
     if machine_procs is None:
@@ -370,9 +462,11 @@ def read_swf(
     return Trace(jobs=jobs, header=header, machine_procs=machine_procs, path=where, skipped=skipped)
 
 
-def _load_bytes(path: str | os.PathLike[str]) -> bytes:
-    """The decompressed content of ``path``."""
+def _load_bytes(path: str | os.PathLike[str], max_bytes: int) -> bytes:
+    """The decompressed content of ``path``, refused beyond ``max_bytes``."""
     try:
+        if Path(path).stat().st_size > max_bytes and not _is_gzip(path):
+            raise _too_large(path, max_bytes)
         data = Path(path).read_bytes()
     except FileNotFoundError:
         raise TraceFormatError(path, "file not found; expected an SWF file") from None
@@ -382,13 +476,38 @@ def _load_bytes(path: str | os.PathLike[str]) -> bytes:
         raise TraceFormatError(path, f"cannot read the file: {exc.strerror or exc}") from None
     if data.startswith(_GZIP_MAGIC):
         try:
-            data = gzip.decompress(data)
+            data = _decompress(data, path, max_bytes)
         except (EOFError, OSError, zlib.error) as exc:
             raise TraceFormatError(
                 path, f"truncated or corrupt gzip data ({exc}); expected a complete gzip file"
             ) from None
     # A byte-order mark is not part of the first line (editors on Windows add one).
     return data.removeprefix(_UTF8_BOM)
+
+
+def _is_gzip(path: str | os.PathLike[str]) -> bool:
+    with open(path, "rb") as handle:
+        return handle.read(len(_GZIP_MAGIC)) == _GZIP_MAGIC
+
+
+def _decompress(data: bytes, path: str | os.PathLike[str], max_bytes: int) -> bytes:
+    """Inflate gzip ``data`` (every member) chunk by chunk, refusing more than ``max_bytes``."""
+    chunks, total = [], 0
+    with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+        while chunk := stream.read(min(_CHUNK_BYTES, max_bytes - total + 1)):
+            total += len(chunk)
+            if total > max_bytes:
+                raise _too_large(path, max_bytes)
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large(path: str | os.PathLike[str], max_bytes: int) -> TraceFormatError:
+    return TraceFormatError(
+        path,
+        f"larger than {max_bytes:,} bytes (decompressed), the most read_swf accepts; "
+        "pass max_bytes=<bytes> to read it anyway",
+    )
 
 
 def _parse(
@@ -403,6 +522,15 @@ def _parse(
     if jobs is not None:
         return jobs, _header_lines_fast(data), {}
     return _parse_by_line(text, normalised.decode("utf-8"), path, lenient)
+
+
+def _job_line_numbers(data: bytes, path: str, lenient: bool) -> pl.Series:
+    """The 1-based line number of each job row :func:`_parse` returns for ``data`` (the fast
+    path does not track them; this re-reads the file line by line, for error messages only)."""
+    text, replaced = _decode(data, path, lenient)
+    normalised = _normalise_whitespace(text.encode("utf-8") if replaced else data)
+    jobs, _, _ = _parse_by_line(text, normalised.decode("utf-8"), path, lenient, with_lines=True)
+    return jobs.get_column("line")
 
 
 def _decode(data: bytes, path: str, lenient: bool) -> tuple[str, bool]:
@@ -442,8 +570,7 @@ def _resolve_machine_procs(header: SwfHeader, jobs: pl.DataFrame, path: str, inf
     if not infer:
         raise TraceFormatError(
             path,
-            "expected a positive MaxProcs (or MaxNodes) header giving the machine size, found "
-            "none; pass machine_procs=<processors> or infer_machine_procs=True",
+            f"{MISSING_MACHINE_SIZE}; pass machine_procs=<processors> or infer_machine_procs=True",
             field="MaxProcs",
         )
     largest = jobs.select(pl.max_horizontal(pl.col("alloc_procs").max(), pl.col("req_procs").max()))
@@ -543,7 +670,7 @@ def _header_lines_fast(data: bytes) -> list[tuple[int, str]]:
 
 
 def _parse_by_line(
-    text: str, normalised: str, path: str, lenient: bool
+    text: str, normalised: str, path: str, lenient: bool, *, with_lines: bool = False
 ) -> tuple[pl.DataFrame, list[tuple[int, str]], dict[str, int]]:
     """Parse with a line number on every row; raise on (or, lenient, skip) bad job lines.
 
@@ -557,6 +684,8 @@ def _parse_by_line(
         The file, for messages.
     lenient
         Skip bad job lines instead of raising.
+    with_lines
+        Add the column ``line`` (1-based line number of each job) to the jobs.
 
     Returns
     -------
@@ -572,7 +701,8 @@ def _parse_by_line(
     if bad.height and not lenient:
         raise _job_line_error(path, bad.row(0, named=True))
     counts = bad.group_by("_reason", maintain_order=True).len().rows()  # first-seen order
-    jobs = diagnosed.filter(pl.col("_reason").is_null()).select(SWF_COLUMNS)
+    columns = [*SWF_COLUMNS, "line"] if with_lines else SWF_COLUMNS
+    jobs = diagnosed.filter(pl.col("_reason").is_null()).select(columns)
     return jobs, [(int(n), raw) for n, raw in header], {reason: int(n) for reason, n in counts}
 
 
@@ -674,7 +804,9 @@ def _job_line_error(path: str, row: dict[str, object]) -> TraceFormatError:
     if reason == REASON_FIELD_COUNT:
         found = len(str(row["norm"]).split(" "))
         return TraceFormatError(
-            path, f"expected {SWF_FIELD_COUNT} fields, found {found}: {row['norm']!r}", line=line
+            path,
+            f"expected {SWF_FIELD_COUNT} fields, found {found}: {quote(row['norm'])}",
+            line=line,
         )
     name = str(row["_field"])
     token = row[f"_token_{name}"]
@@ -683,7 +815,9 @@ def _job_line_error(path: str, row: dict[str, object]) -> TraceFormatError:
         REASON_NON_INTEGRAL: "an integer",
         REASON_OUT_OF_RANGE: "an integer within the signed 64-bit range",
     }[str(reason)]
-    return TraceFormatError(path, f"expected {expected}, found {token!r}", line=line, field=name)
+    return TraceFormatError(
+        path, f"expected {expected}, found {quote(token)}", line=line, field=name
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -749,7 +883,9 @@ def _header_block(header: SwfHeader | None, extra_lines: Sequence[str]) -> list[
     lines += [line if line.startswith(";") else f"; {line}" for line in extra_lines]
     for line in lines:
         if "\n" in line or "\r" in line or not line.lstrip(" \t\x0b\x0c").startswith(";"):
-            raise ConfigurationError(f"a header line must be one line starting with ';': {line!r}")
+            raise ConfigurationError(
+                f"a header line must be one line starting with ';': {quote(line)}"
+            )
     return lines
 
 

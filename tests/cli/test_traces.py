@@ -143,3 +143,58 @@ def test_filter_requires_out(capsys: pytest.CaptureFixture[str], kth_path: Path)
     code, err = argparse_exit(capsys, "filter", kth_path)
     assert code == 2
     assert "--out" in err
+
+
+# --------------------------------------------------------------------------------------------
+# bad input (issue #11)
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["info", "filter", "simulate"])
+def test_huge_malformed_line_is_quoted_short(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    huge = JOB_LINE.replace(" 10 ", " " + "7" * 5_000_000 + "q ", 1)
+    bad = write_text(tmp_path / "huge.swf", "; MaxProcs: 4\n" + JOB_LINE + huge)
+    extra = ["--out", tmp_path / "out.swf"] if command == "filter" else []
+    code, out, err = run(capsys, command, bad, *extra)
+    assert_one_line_error(code, out, err, f"{bad}:3", "(5,000,001 characters)")
+    assert len(err) < 500
+    assert not (tmp_path / "out.swf").exists()
+
+
+def test_huge_bad_argument_is_quoted_short(capsys: pytest.CaptureFixture[str], kth_path: Path):
+    for option, value in (("--primary", "Q" * 5_000_000), ("--threshold", "9" * 5_000_000 + "q")):
+        with pytest.raises(SystemExit):
+            run(capsys, "simulate", kth_path, option, value)
+        err = capsys.readouterr().err
+        assert len(err) < 2000 and "(5,000,00" in err
+
+
+#: Two jobs the strong filter removes (run time 0 s; 9 processors on a 4-processor machine).
+JOBLESS = "; MaxProcs: 4\n" + JOB_LINE.replace(" 10 1 ", " 0 1 ", 1) + JOB_LINE.replace(
+    "1 0 0 10 1 -1 -1 1 ", "2 0 0 10 9 -1 -1 9 ", 1
+)
+NO_JOB_LEFT = (
+    "no job left after filtering (2 jobs in; removed by rule: procs > machine 1, "
+    "no proc count 0, run time <= 0 or submit < 0 1, requested time <= 0 or < run 0)"
+)
+
+
+@pytest.mark.parametrize("command", ["filter", "simulate"])
+def test_no_job_left_after_filtering_is_an_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    jobless = write_text(tmp_path / "jobless.swf", JOBLESS)
+    outputs = ["--out", tmp_path / "out.swf", "--report" if command == "filter" else "--jobs-out"]
+    outputs.append(tmp_path / ("report.json" if command == "filter" else "jobs.csv"))
+    code, out, err = run(capsys, command, jobless, *outputs)
+    assert_one_line_error(code, out, err, f"{jobless}: {NO_JOB_LEFT}")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["jobless.swf"]
+
+
+def test_info_warns_when_no_job_is_left(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    jobless = write_text(tmp_path / "jobless.swf", JOBLESS)
+    code, out, err = run(capsys, "info", jobless)
+    assert code == 0 and value_of("jobs out (kept)", out) == "0"
+    assert err == f"scheduler: warning: {jobless}: {NO_JOB_LEFT}\n"

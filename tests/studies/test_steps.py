@@ -393,3 +393,86 @@ def test_importing_the_steps_leaves_statistics_and_plotting_unloaded() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
+
+
+# -- bad input (issue #11) -----------------------------------------------------------------------
+
+
+def kth_head(kth_path: Path, jobs: int) -> list[str]:
+    """The header and the first ``jobs`` job lines of KTH-SP2."""
+    lines = []
+    with gzip.open(kth_path, "rt") as handle:
+        for line in handle:
+            lines.append(line)
+            if sum(not text.startswith(";") for text in lines) == jobs:
+                return lines
+    raise AssertionError("KTH-SP2 is shorter than expected")
+
+
+def test_filter_step_refuses_duplicate_job_numbers(kth_path, tmp_path):
+    lines = kth_head(kth_path, 20)
+    first_job = next(i for i, line in enumerate(lines) if not line.startswith(";"))
+    lines.append(lines[first_job + 3])  # a second copy of the fourth job
+    swf = tmp_path / "dup.swf"
+    swf.write_text("".join(lines))
+    number = lines[first_job + 3].split()[0]
+    out = tmp_path / "out"
+    with pytest.raises(core_steps.StepError) as info:
+        trace_steps.filter_trace(
+            str(swf), str(out / "filtered.parquet"), str(out / "report.json"),
+            trace="dup", log_path=str(tmp_path / "filter.log"),
+        )  # fmt: skip
+    message = str(info.value)
+    assert f"{swf}:{len(lines)}: field job_id: job number {number}" in message
+    assert f"lines {first_job + 4} and {len(lines)}" in message
+    assert not out.exists() or not list(out.iterdir())
+
+
+def test_huge_malformed_line_is_quoted_short_in_error_and_log(kth_path, tmp_path):
+    lines = kth_head(kth_path, 5)
+    fields = lines[-1].split()
+    fields[3] = "9" * 5_000_000 + "x"  # run_s
+    lines[-1] = " ".join(fields) + "\n"
+    swf = tmp_path / "huge.swf"
+    swf.write_text("".join(lines))
+    log = tmp_path / "filter.log"
+    with pytest.raises(core_steps.StepError) as info:
+        trace_steps.filter_trace(
+            str(swf), str(tmp_path / "f.parquet"), str(tmp_path / "r.json"),
+            trace="huge", log_path=str(log),
+        )  # fmt: skip
+    assert len(str(info.value)) < 600 and "(5,000,001 characters)" in str(info.value)
+    assert log.stat().st_size < 600
+
+
+def test_filter_step_with_no_job_left_names_the_rule_counts(kth_path, tmp_path):
+    lines = kth_head(kth_path, 3)
+    damaged = []
+    for line in lines:
+        fields = line.split()
+        if not line.startswith(";"):
+            fields[3] = "0"  # run_s: rule 3 removes every job
+        damaged.append(" ".join(fields) + "\n")
+    swf = tmp_path / "jobless.swf"
+    swf.write_text("".join(damaged))
+    with pytest.raises(core_steps.StepError) as info:
+        trace_steps.filter_trace(
+            str(swf), str(tmp_path / "f.parquet"), str(tmp_path / "r.json"), trace="jobless"
+        )
+    assert f"{swf}: no job left after filtering (3 jobs in; removed by rule: " in str(info.value)
+    assert "run time <= 0 or submit < 0 3" in str(info.value)
+    assert not (tmp_path / "f.parquet").exists() and not (tmp_path / "r.json").exists()
+
+
+def test_filter_step_without_machine_size_names_the_config_key(kth_path, tmp_path):
+    lines = [line for line in kth_head(kth_path, 5) if not line.startswith("; Max")]
+    swf = tmp_path / "sizeless.swf"
+    swf.write_text("".join(lines))
+    with pytest.raises(core_steps.StepError) as info:
+        trace_steps.filter_trace(
+            str(swf), str(tmp_path / "f.parquet"), str(tmp_path / "r.json"), trace="Sizeless"
+        )
+    message = str(info.value)
+    assert message.startswith(f"{swf}: field MaxProcs: ")
+    assert "set traces.Sizeless.machine_procs in the config" in message
+    assert "infer_machine_procs" not in message and "machine_procs=" not in message

@@ -157,11 +157,11 @@ def test_output_sorted_stably_and_input_untouched(job_table) -> None:
         {**OK, "job_id": 7, "submit_s": 50},
         {**OK, "job_id": 3, "submit_s": 50},
         {**OK, "job_id": 9, "submit_s": 10},
-        {**OK, "job_id": 3, "submit_s": 50, "run_s": 11},  # duplicate key: keeps input order
+        {**OK, "job_id": 4, "submit_s": 50, "run_s": 11},  # (job numbers are unique)
     )
     trace = make_trace(jobs)
     filtered, _ = strong_filter(trace)
-    assert filtered.jobs.select("job_id", "run_s").rows() == [(9, 10), (3, 10), (3, 11), (7, 10)]
+    assert filtered.jobs.select("job_id", "run_s").rows() == [(9, 10), (3, 10), (4, 11), (7, 10)]
     assert trace.jobs.equals(jobs)
     assert filtered.header == trace.header
     assert (filtered.machine_procs, filtered.path) == (trace.machine_procs, trace.path)
@@ -242,7 +242,7 @@ def reference_filter(rows: list[dict], machine_procs: int) -> tuple[list[dict], 
 _SMALL = st.integers(min_value=-2, max_value=12)
 _ROW = st.fixed_dictionaries(
     {
-        "job_id": st.integers(min_value=1, max_value=6),
+        "job_id": st.integers(min_value=1, max_value=60),
         "submit_s": _SMALL,
         "run_s": _SMALL,
         "alloc_procs": _SMALL,
@@ -254,7 +254,7 @@ _ROW = st.fixed_dictionaries(
 
 
 @settings(max_examples=200, deadline=None)
-@given(rows=st.lists(_ROW, max_size=30))
+@given(rows=st.lists(_ROW, max_size=30, unique_by=lambda row: row["job_id"]))
 def test_matches_reference_loop(rows: list[dict]) -> None:
     full = [{**dict.fromkeys(SWF_COLUMNS, -1), **row} for row in rows]
     jobs = pl.DataFrame(full, schema=SWF_SCHEMA)
@@ -264,3 +264,33 @@ def test_matches_reference_loop(rows: list[dict]) -> None:
     assert {name: getattr(report, name) for name in counts} == counts
     assert_consistent(report)
     assert_clean(filtered)
+
+
+# -- bad input (issue #11) -----------------------------------------------------------------------
+
+
+def test_duplicate_job_numbers_are_refused(job_table) -> None:
+    from scheduler.core.errors import TraceFormatError
+
+    jobs = job_table({**OK, "job_id": 4}, {**OK, "job_id": 9}, {**OK, "job_id": 4})
+    message = r"crafted.swf: field job_id: job number 4 .*rows 1 and 3"
+    with pytest.raises(TraceFormatError, match=message):
+        strong_filter(make_trace(jobs))
+
+
+def test_no_job_left_is_an_error_when_jobs_are_required(job_table) -> None:
+    from scheduler.core.errors import NoJobsError
+
+    jobs = job_table({**OK, "run_s": 0}, {**OK, "alloc_procs": 99}, {**OK, "run_s": -4})
+    trace = make_trace(jobs)
+    filtered, report = strong_filter(trace)  # the default: an empty trace and its report
+    assert (filtered.jobs.height, report.jobs_out) == (0, 0)
+    with pytest.raises(NoJobsError) as info:
+        strong_filter(trace, require_jobs=True)
+    assert str(info.value) == (
+        "crafted.swf: no job left after filtering (3 jobs in; removed by rule: "
+        "procs > machine 1, no proc count 0, run time <= 0 or submit < 0 2, "
+        "requested time <= 0 or < run 0)"
+    )
+    assert info.value.report == report
+    assert strong_filter(make_trace(job_table(OK)), require_jobs=True)[1].jobs_out == 1

@@ -565,7 +565,7 @@ _HEADER_TEXT = st.text(
 
 @settings(max_examples=60, deadline=None)
 @given(
-    rows=st.lists(_ROW, min_size=1, max_size=20),
+    rows=st.lists(_ROW, min_size=1, max_size=20, unique_by=lambda row: row["job_id"]),
     comments=st.lists(_HEADER_TEXT, max_size=3),
     gzipped=st.booleans(),
 )
@@ -578,3 +578,106 @@ def test_round_trip_property(rows: list[dict], comments: list[str], gzipped: boo
         trace = read_swf(path)
     assert_frame_equal(trace.jobs, jobs, check_exact=True)
     assert trace.header == header
+
+
+# -- bad input (issue #11): duplicate job numbers ------------------------------------------------
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_duplicate_job_number_names_file_number_and_lines(tmp_path: Path, gzipped: bool) -> None:
+    lines = [HEADER, job_line(1), job_line(2), "", job_line(7), job_line(2), job_line(2)]
+    path = write_lines(tmp_path, "dup.swf", lines)
+    if gzipped:
+        path.write_bytes(gzip.compress(path.read_bytes()))
+    with pytest.raises(TraceFormatError, match=r"job number 2 .*lines 3, 6 and 7") as info:
+        read_swf(path)
+    assert (info.value.path, info.value.line, info.value.field) == (str(path), 6, "job_id")
+    assert str(info.value).startswith(f"{path}:6: field job_id: ")
+
+
+def test_duplicate_job_number_is_refused_in_lenient_mode_too(tmp_path: Path) -> None:
+    # the skipped line shifts the job rows; the lines named are still the file's own
+    lines = [HEADER, job_line(5), "1 2 3", job_line(6), job_line(5)]
+    path = write_lines(tmp_path, "dup.swf", lines)
+    with pytest.raises(TraceFormatError, match=r"job number 5 .*lines 2 and 5"):
+        read_swf(path, lenient=True)
+
+
+def test_many_duplicate_job_numbers_are_counted(tmp_path: Path) -> None:
+    lines = [HEADER] + [job_line(n % 3) for n in range(40)]
+    path = write_lines(tmp_path, "dup.swf", lines)
+    with pytest.raises(TraceFormatError) as info:
+        read_swf(path)
+    message = str(info.value)
+    assert "job number 0 appears 14 times" in message and "3 job numbers repeat" in message
+    assert len(message) < 400
+
+
+# -- bad input (issue #11): a huge line is quoted short ------------------------------------------
+
+HUGE = 5_000_000  # characters; issue #11 saw a 50 MB line copied whole into the rule log
+
+
+@pytest.mark.parametrize(
+    ("line", "fragment"),
+    [
+        (job_line(run_s="y" * HUGE), "field run_s: expected a finite number, found 'yyy"),
+        (job_line() + " 7" * (HUGE // 2), "expected 18 fields, found 2500018: '1 0 5"),
+        ("; MaxNodes: " + "9" * HUGE + "z", "field MaxNodes: expected an integer header value"),
+    ],
+    ids=["token", "field-count", "header"],
+)
+def test_huge_line_is_quoted_short(tmp_path: Path, line: str, fragment: str) -> None:
+    path = write_lines(tmp_path, "huge.swf", [HEADER, job_line(1), line])
+    with pytest.raises(TraceFormatError) as info:
+        read_swf(path)
+    message = str(info.value)
+    assert fragment in message
+    assert len(message) < 500 and "…' (" in message and " characters)" in message
+
+
+def test_huge_non_header_line_is_quoted_short() -> None:
+    with pytest.raises(TraceFormatError) as info:
+        SwfHeader.from_lines(["; ok", "z" * HUGE])
+    assert len(str(info.value)) < 500 and f"({HUGE:,} characters)" in str(info.value)
+
+
+def test_huge_header_line_to_write_is_quoted_short(job_table, tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError) as info:
+        write_swf(job_table({"run_s": 1}), tmp_path / "t.swf", extra_header_lines=["a\nb" * HUGE])
+    assert len(str(info.value)) < 500
+
+
+# -- bad input (issue #11): decompressed size cap ------------------------------------------------
+
+
+def test_gzip_larger_than_the_cap_is_refused(tmp_path: Path) -> None:
+    lines = [HEADER] + [job_line(n) for n in range(1, 2001)]
+    plain = write_lines(tmp_path, "t.swf", lines)
+    size = plain.stat().st_size
+    packed = tmp_path / "t.swf.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert packed.stat().st_size < 10_000 < size
+    assert read_swf(packed, max_bytes=size).jobs.height == 2000  # exactly at the cap: fine
+    with pytest.raises(TraceFormatError) as info:
+        read_swf(packed, max_bytes=10_000)
+    message = str(info.value)
+    assert message.startswith(f"{packed}: ") and "10,000 bytes" in message
+    assert "max_bytes" in message
+    with pytest.raises(TraceFormatError, match="10,000 bytes"):
+        read_swf(plain, max_bytes=10_000)
+
+
+def test_default_cap_is_generous() -> None:
+    import inspect
+
+    from scheduler.traces.swf import DEFAULT_MAX_BYTES
+
+    assert DEFAULT_MAX_BYTES == 4 * 2**30
+    assert inspect.signature(read_swf).parameters["max_bytes"].default == DEFAULT_MAX_BYTES
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True])
+def test_bad_cap_argument(kth_path: Path, bad: object) -> None:
+    with pytest.raises(ConfigurationError, match="max_bytes"):
+        read_swf(kth_path, max_bytes=bad)  # type: ignore[arg-type]

@@ -567,3 +567,49 @@ def test_drawn_configs_are_refused_by_name_or_dry_run(
 
 
 PROPERTY_PROJECTS: dict[str, Path] = {}
+
+
+# -- bad input (issue #11) ------------------------------------------------------------------------
+
+
+def damaged_project(tmp_path: Path, kth_path: Path, change) -> tuple[Path, list[str]]:
+    """A tiny project whose mirror slice has its decompressed lines edited by ``change`` (a
+    function of the list of lines, returning the new list); no checksum is required."""
+    project = make_project(tmp_path, kth_path)
+    mirror = tmp_path / "mirror" / "KTH-slice.swf.gz"
+    lines = change(gzip.decompress(mirror.read_bytes()).decode().splitlines(keepends=True))
+    mirror.write_bytes(gzip.compress("".join(lines).encode(), mtime=0))
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    config["traces"]["KTH-slice"]["sha256"] = None  # the damaged copy must reach the filter
+    write_config(project, config)
+    return project, lines
+
+
+def test_duplicate_job_number_stops_the_filter_step(tmp_path: Path, kth_path: Path) -> None:
+    def duplicate(lines: list[str]) -> list[str]:
+        first = next(i for i, line in enumerate(lines) if not line.startswith(";"))
+        return [*lines[: first + 10], lines[first + 2], *lines[first + 10 :]]
+
+    project, lines = damaged_project(tmp_path, kth_path, duplicate)
+    first = next(i for i, line in enumerate(lines) if not line.startswith(";"))
+    number = lines[first + 2].split()[0]
+    done = snakemake(project, check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert f"KTH-slice.swf.gz:{first + 11}: field job_id: job number {number}" in output
+    assert f"lines {first + 3} and {first + 11}" in output
+    assert "logs/filter/KTH-slice.log" in output
+    assert not (project / "results/KTH-slice/filtered.parquet").exists()
+    assert not (project / "results/KTH-slice/filter_report.json").exists()
+
+
+def test_missing_machine_size_names_the_config_key(tmp_path: Path, kth_path: Path) -> None:
+    project, _ = damaged_project(
+        tmp_path, kth_path, lambda lines: [line for line in lines if not line.startswith("; Max")]
+    )
+    done = snakemake(project, check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert "set traces.KTH-slice.machine_procs in the config" in output
+    assert "--machine-procs" not in output and "infer_machine_procs" not in output
+    assert not (project / "results/KTH-slice/filtered.parquet").exists()
