@@ -25,6 +25,7 @@ from scheduler.core.errors import ConfigurationError
 from scheduler.core.units import parse_duration
 from scheduler.policies import PolicyInputs, PriorityKey, get_policy, priority_key
 from scheduler.sim import _kernel as kernel
+from scheduler.sim.cache import repair_broken_cache
 from scheduler.sim.metrics import RunSummary, cumulative_wait, job_metric_columns, summarize
 from scheduler.traces.swf import Trace
 
@@ -189,22 +190,26 @@ class Simulation:
         threshold_s = _seconds("threshold_s", threshold_s)
         until_s = _seconds("until_s", until_s, negative_ok=True)
         self._set_policies(primary, backfill)
-        return int(
-            kernel.advance(
-                self.jobs,
-                self._keys,
-                self._static[0],
-                self._static[1],
-                threshold_s,
-                backfill is not None,
-                self.classic,
-                self.outlive,
-                until_s,
-                self.istate,
-                self.iwork,
-                self.fwork,
-            )
+        args = (
+            self.jobs,
+            self._keys,
+            self._static[0],
+            self._static[1],
+            threshold_s,
+            backfill is not None,
+            self.classic,
+            self.outlive,
+            until_s,
+            self.istate,
+            self.iwork,
+            self.fwork,
         )
+        try:
+            return int(kernel.advance(*args))
+        except Exception as exc:  # a broken on-disk cache is repaired once, then compiled
+            if not repair_broken_cache(exc):
+                raise
+        return int(kernel.advance(*args))
 
     @property
     def done(self) -> bool:
