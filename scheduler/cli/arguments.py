@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from scheduler.core.constants import MAX_MACHINE_PROCS
 from scheduler.core.errors import ConfigurationError, quote
 from scheduler.core.units import parse_duration
 from scheduler.policies import get_policy
@@ -41,7 +42,8 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def positive_int(text: str) -> int:
-    """Parse a positive integer (a processor count).
+    """Parse a positive integer (a processor count), at most
+    :data:`~scheduler.core.constants.MAX_MACHINE_PROCS`.
 
     Parameters
     ----------
@@ -55,14 +57,16 @@ def positive_int(text: str) -> int:
     Raises
     ------
     argparse.ArgumentTypeError
-        ``text`` is not an integer >= 1.
+        ``text`` is not an integer in 1..MAX_MACHINE_PROCS.
     """
     try:
         value = int(text)
     except ValueError:
         value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {quote(text)}")
+    if not 1 <= value <= MAX_MACHINE_PROCS:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive integer up to {MAX_MACHINE_PROCS}, got {quote(text)}"
+        )
     return value
 
 

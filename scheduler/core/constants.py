@@ -36,6 +36,10 @@ SWF_FIELDS: Final[tuple[tuple[str, pl.DataType, str], ...]] = (
 SWF_COLUMNS: Final[tuple[str, ...]] = tuple(name for name, _, _ in SWF_FIELDS)
 SWF_SCHEMA: Final[dict[str, pl.DataType]] = {name: dtype for name, dtype, _ in SWF_FIELDS}
 
+#: Largest machine size (processors) schedlab accepts: the simulator counts processors in int64
+#: and compares them as float64, and no machine comes near 2**31 - 1.
+MAX_MACHINE_PROCS: Final[int] = 2**31 - 1
+
 #: Value SWF uses for "unknown".
 SWF_UNKNOWN: Final[int] = -1
 

@@ -40,6 +40,10 @@ def parse_duration(value: str | float | int | None) -> float:
                 f"not a duration: {quote(value)} (write e.g. 3600, 90m, 40h, 2d or none)"
             )
         seconds = float(match.group(1)) * _UNIT_S[(match.group(2) or "s").lower()]
+        if math.isinf(seconds):  # digits beyond the float range: not "no limit" by accident
+            raise ConfigurationError(
+                f"duration {text[:20]!r}... is out of range; write 'none' for no limit"
+            )
     if math.isnan(seconds) or seconds < 0:
         raise ConfigurationError(f"a duration must be >= 0 seconds, got {quote(value)}")
     return seconds

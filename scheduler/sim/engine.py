@@ -13,22 +13,28 @@ The semantics are in ``docs/simulator.md``; the numeric work is in ``scheduler.s
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 import numpy as np
 import polars as pl
 
+from scheduler.core.constants import MAX_MACHINE_PROCS
 from scheduler.core.errors import ConfigurationError
 from scheduler.core.units import parse_duration
 from scheduler.policies import PolicyInputs, PriorityKey, get_policy, priority_key
 from scheduler.sim import _kernel as kernel
+from scheduler.sim.cache import repair_broken_cache
 from scheduler.sim.metrics import RunSummary, cumulative_wait, job_metric_columns, summarize
 from scheduler.traces.swf import Trace
 
 Reservation = Literal["default", "classic"]
 Outlive = Literal["requested", "double"]
 EstimateSource = Literal["requested", "clairvoyant"]
+
+#: Columns :func:`simulate` reads from a bare job table.
+_TABLE_COLUMNS = ("job_id", "submit_s", "run_s", "alloc_procs", "req_procs", "req_time_s")
 
 _OUTLIVE_CODES = {"requested": kernel.OUTLIVE_REQUESTED, "double": kernel.OUTLIVE_DOUBLE}
 
@@ -96,14 +102,26 @@ class Simulation:
         outlive: Outlive = "requested",
         validate: bool = True,
     ) -> None:
-        submit = np.asarray(submit_s, dtype=np.float64)
+        machine_procs = _machine_procs(machine_procs)
+        submit = _column("submit_s", submit_s, None)
         n = submit.shape[0]
-        ids = np.arange(n, dtype=np.float64) if job_id is None else np.asarray(job_id, np.float64)
+        if validate and n == 0:
+            raise ConfigurationError(
+                "no job to simulate: the input holds 0 jobs (did a filter remove every job?)"
+            )
+        ids = np.arange(n, dtype=np.float64) if job_id is None else _column("job_id", job_id, n)
         requested = estimate_s if requested_s is None else requested_s
-        columns = (submit, procs, run_s, estimate_s, requested, ids)
+        columns = (
+            submit,
+            _column("procs", procs, n),
+            _column("run_s", run_s, n),
+            _column("estimate_s", estimate_s, n),
+            _column("requested_s", requested, n) if requested_s is not None else None,
+            ids,
+        )
         jobs = np.empty((kernel.JOB_ROWS, n), dtype=np.float64)
         for row, values in enumerate(columns):
-            jobs[row] = values
+            jobs[row] = columns[kernel.EST] if values is None else values
         if validate:
             _check_choice("reservation", reservation, ("default", "classic"))
             _check_choice("outlive", outlive, _OUTLIVE_CODES)
@@ -167,23 +185,31 @@ class Simulation:
         Returns the number of event instants processed. Call again with other policies to
         switch: jobs waiting or running carry over.
         """
+        _check_policy_name("primary", primary, allow_none=False)
+        _check_policy_name("backfill", backfill, allow_none=True)
+        threshold_s = _seconds("threshold_s", threshold_s)
+        until_s = _seconds("until_s", until_s, negative_ok=True)
         self._set_policies(primary, backfill)
-        return int(
-            kernel.advance(
-                self.jobs,
-                self._keys,
-                self._static[0],
-                self._static[1],
-                float(threshold_s),
-                backfill is not None,
-                self.classic,
-                self.outlive,
-                float(until_s),
-                self.istate,
-                self.iwork,
-                self.fwork,
-            )
+        args = (
+            self.jobs,
+            self._keys,
+            self._static[0],
+            self._static[1],
+            threshold_s,
+            backfill is not None,
+            self.classic,
+            self.outlive,
+            until_s,
+            self.istate,
+            self.iwork,
+            self.fwork,
         )
+        try:
+            return int(kernel.advance(*args))
+        except Exception as exc:  # a broken on-disk cache is repaired once, then compiled
+            if not repair_broken_cache(exc):
+                raise
+        return int(kernel.advance(*args))
 
     @property
     def done(self) -> bool:
@@ -241,10 +267,65 @@ def _positive_finite(values: np.ndarray) -> np.ndarray:
     return (values > 0) & np.isfinite(values)
 
 
+def _machine_procs(value: object) -> int:
+    """``value`` as a machine size, or a ConfigurationError naming ``machine_procs``."""
+    ok = (
+        isinstance(value, int | float | np.integer | np.floating)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value == int(value)
+        and 1 <= value <= MAX_MACHINE_PROCS
+    )
+    if not ok:
+        raise ConfigurationError(
+            f"machine_procs must be a positive integer up to {MAX_MACHINE_PROCS}, got {value!r}"
+        )
+    return int(value)  # type: ignore[arg-type]
+
+
+def _column(name: str, values: object, n: int | None) -> np.ndarray:
+    """``values`` as a float64 array of one value per job (``n`` of them; any when None)."""
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ConfigurationError(
+            f"{name} must hold numbers (one per job), got {type(values).__name__}"
+        ) from None
+    if array.ndim != 1:
+        raise ConfigurationError(
+            f"{name} must be a 1-D array (one value per job), got shape {array.shape}"
+        )
+    if n is not None and array.shape[0] != n:
+        count = array.shape[0]
+        raise ConfigurationError(
+            f"{name} has {count} value{'' if count == 1 else 's'}, expected {n} "
+            "(one per job, as submit_s)"
+        )
+    return array
+
+
+def _check_policy_name(name: str, value: object, *, allow_none: bool) -> None:
+    """TypeError unless ``value`` is a policy name (or None where allowed)."""
+    if isinstance(value, str) or (allow_none and value is None):
+        return
+    expected = "a policy name (str) or None" if allow_none else "a policy name (str)"
+    raise TypeError(f"{name} must be {expected}, got {value!r}")
+
+
+def _seconds(name: str, value: object, *, negative_ok: bool = False) -> float:
+    """``value`` as a time in seconds; NaN (and a negative duration) is a ConfigurationError."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        hint = "; parse text such as '40h' with scheduler.parse_duration" * isinstance(value, str)
+        raise TypeError(f"{name} must be a number of seconds, got {value!r}{hint}")
+    seconds = float(value)
+    if math.isnan(seconds) or (seconds < 0 and not negative_ok):
+        expected = "a time in seconds, not NaN" if negative_ok else ">= 0 seconds (inf: none)"
+        raise ConfigurationError(f"{name} must be {expected}, got {value!r}")
+    return seconds
+
+
 def _validate_jobs(jobs: np.ndarray, machine_procs: int) -> None:
     """Raise a ConfigurationError naming the first job whose value cannot be simulated."""
-    if isinstance(machine_procs, bool) or int(machine_procs) != machine_procs or machine_procs < 1:
-        raise ConfigurationError(f"machine_procs must be a positive integer, got {machine_procs!r}")
     procs = jobs[kernel.PROCS]
     checks = (
         (kernel.SUBMIT, "submit_s", "a finite number", np.isfinite(jobs[kernel.SUBMIT])),
@@ -261,6 +342,11 @@ def _validate_jobs(jobs: np.ndarray, machine_procs: int) -> None:
                 f"job {int(jobs[kernel.JOBID, bad])}: {name} must be {expected}, got "
                 f"{float(jobs[row, bad]):g} (apply scheduler.strong_filter to raw traces)"
             )
+    if not np.isfinite(jobs[kernel.JOBID]).all():
+        bad = int(np.flatnonzero(~np.isfinite(jobs[kernel.JOBID]))[0])
+        raise ConfigurationError(
+            f"job_id must be finite job numbers, got {jobs[kernel.JOBID, bad]:g} at position {bad}"
+        )
     if np.unique(jobs[kernel.JOBID]).shape[0] != jobs.shape[1]:
         raise ConfigurationError("job numbers must be unique")
 
@@ -370,18 +456,42 @@ def simulate(
     if isinstance(trace, Trace):
         table = trace.jobs
         m = trace.machine_procs if machine_procs is None else machine_procs
-    else:
+    elif isinstance(trace, pl.DataFrame):
         table = trace
         if machine_procs is None:
             raise ConfigurationError("simulate() needs machine_procs when given a bare table")
         m = machine_procs
+        missing = [name for name in _TABLE_COLUMNS if name not in table.columns]
+        if missing:
+            raise ConfigurationError(
+                f"the job table lacks the column{'s' if len(missing) > 1 else ''} "
+                f"{', '.join(missing)}; expected the SWF columns {', '.join(_TABLE_COLUMNS)} "
+                "(as scheduler.read_swf gives them)"
+            )
+    elif isinstance(trace, str | os.PathLike):
+        raise TypeError(
+            f"trace must be a scheduler.Trace or a polars DataFrame, got the path {trace!r}; "
+            "read it with scheduler.read_swf(path) (and scheduler.strong_filter) first"
+        )
+    else:
+        raise TypeError(
+            "trace must be a scheduler.Trace or a polars DataFrame, got "
+            f"{type(trace).__name__} {trace!r:.60}"
+        )
+    m = _machine_procs(m)
     threshold_s = parse_duration(threshold)
     if isinstance(estimate, str):
         _check_choice("estimate", estimate, ("requested", "clairvoyant"))
         estimate_column = pl.col("req_time_s" if estimate == "requested" else "run_s")
         estimate_label = estimate
     else:
-        estimate = np.asarray(estimate, dtype=np.float64)
+        try:
+            estimate = np.asarray(estimate, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ConfigurationError(
+                "estimate must be 'requested', 'clairvoyant' or an array of seconds, got "
+                f"{type(estimate).__name__}"
+            ) from None
         if estimate.shape != (table.height,):
             raise ConfigurationError(
                 f"estimate array has shape {estimate.shape}, expected ({table.height},)"

@@ -9,12 +9,21 @@
 2. **Download.** Without a mirror file, and unless ``offline``, the URL is downloaded with
    :mod:`urllib.request`, up to ``retries`` attempts with exponential back-off. A client error
    (HTTP 4xx, e.g. 404) fails at once; network errors, server errors (5xx) and truncated
-   bodies are retried.
-3. **Checksum.** When the source gives a SHA-256 digest, the fetched bytes must match it.
-4. **Gzip.** A destination ending in ``.gz`` always receives gzip data: a plain ``.swf`` file is
+   bodies are retried. The body is streamed to a temporary file next to the destination (never
+   held in memory) and may not exceed ``max_bytes`` (default 2 GiB): a larger body, announced
+   or not, fails at once and leaves nothing behind.
+3. **URLs.** Only ``http:`` and ``https:`` URLs are downloaded, and a redirect is followed
+   only to ``http:`` or ``https:``, never from ``https:`` down to ``http:``. A ``file:`` URL
+   is accepted only when the file it names lies inside one of ``mirror_dirs``: its path, with
+   ``..`` collapsed and symbolic links followed, must be inside a mirror directory (also
+   resolved). Any other scheme (``ftp:``, ``data:``, ...) is refused.
+4. **Checksum.** When the source gives a SHA-256 digest, the fetched bytes must match it (the
+   digest is computed while the bytes are written).
+5. **Gzip.** A destination ending in ``.gz`` always receives gzip data: a plain ``.swf`` file is
    compressed (deterministically), a ``.gz`` payload that is not a complete gzip stream (an
    HTML error page, a truncated file) is refused.
-5. **Write.** The destination is replaced atomically; on any error it is left untouched.
+6. **Write.** The destination is replaced atomically; on any error it is left untouched and no
+   temporary file remains.
 
 Every failure raises :class:`DownloadError`, whose message names the trace, the URL, the mirror
 directories searched and how to supply the file by hand.
@@ -26,11 +35,11 @@ import dataclasses
 import gzip
 import hashlib
 import http.client
-import io
 import json
 import os
 import posixpath
 import re
+import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -41,20 +50,77 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scheduler.core.atomic import atomic_write_bytes
+from scheduler.core.atomic import atomic_path, atomic_write_bytes
 from scheduler.core.errors import ConfigurationError, SchedlabError
 from scheduler.core.version import __version__
 
-__all__ = ["DownloadError", "FetchReport", "TraceSource", "fetch_trace", "write_fetch_report"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DownloadError",
+    "FetchReport",
+    "RefusedURLError",
+    "SafeRedirectHandler",
+    "TraceSource",
+    "fetch_trace",
+    "write_fetch_report",
+]
+
+#: Default largest body a download may have, bytes (2 GiB; the largest PWA log is ~0.3 GB).
+DEFAULT_MAX_BYTES = 2 << 30
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _SHA256_RE = re.compile(r"[0-9a-fA-F]{64}")
 _CHUNK_BYTES = 1 << 20
+#: Network reads are smaller: http.client copies each chunk it returns once more.
+_NET_CHUNK_BYTES = 1 << 16
 _USER_AGENT = f"schedlab/{__version__} (+urllib)"
+_WEB_SCHEMES = ("http", "https")
 
 
 class DownloadError(SchedlabError):
     """A trace could not be fetched (no mirror file, network failure, bad checksum or data)."""
+
+
+class RefusedURLError(Exception):
+    """A redirect to a URL that must not be followed (``https:`` to ``http:``, another scheme)."""
+
+
+class SafeRedirectHandler(urllib.request.HTTPRedirectHandler):
+    """urllib's redirect handler, refusing a redirect that leaves ``http:``/``https:`` or that
+    goes from ``https:`` down to ``http:`` (:class:`RefusedURLError`)."""
+
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: Any,
+        code: int,
+        msg: str,
+        headers: Any,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        old_scheme = urllib.parse.urlsplit(req.full_url).scheme.lower()
+        new_scheme = urllib.parse.urlsplit(newurl).scheme.lower()
+        reason = ""
+        if new_scheme not in _WEB_SCHEMES:
+            reason = f"the {new_scheme or 'relative'} scheme is not followed"
+        elif old_scheme == "https" and new_scheme == "http":
+            reason = "a redirect from https to http would drop the encryption"
+        if reason:
+            if fp is not None:
+                fp.close()
+            raise RefusedURLError(
+                f"refused the redirect (HTTP {code}) from {req.full_url} to {newurl}: {reason}"
+            )
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+#: Handlers of the default opener (tests may add one for a loopback stand-in of https).
+_HANDLERS: tuple[type[urllib.request.BaseHandler], ...] = (SafeRedirectHandler,)
+
+
+def _default_opener(request: urllib.request.Request, *, timeout: float) -> Any:
+    """:func:`urllib.request.urlopen` with :class:`SafeRedirectHandler`."""
+    return urllib.request.build_opener(*_HANDLERS).open(request, timeout=timeout)
 
 
 @dataclass(frozen=True)
@@ -147,6 +213,7 @@ def fetch_trace(
     retries: int = 3,
     backoff_s: float = 2.0,
     timeout_s: float = 60.0,
+    max_bytes: int = DEFAULT_MAX_BYTES,
     log: Callable[[str], None] | None = None,
     opener: Callable[..., Any] | None = None,
 ) -> FetchReport:
@@ -160,7 +227,8 @@ def fetch_trace(
         Output file; replaced atomically, parent directory created when missing. When it ends
         in ``.gz`` the content is always gzip data.
     mirror_dirs
-        Directories searched, in order, before any download.
+        Directories searched, in order, before any download. A ``file:`` URL must name a file
+        inside one of them.
     offline
         Never use the network; fail when no mirror file exists.
     retries
@@ -170,11 +238,15 @@ def fetch_trace(
         (``backoff_s * 2**(attempt - 1)`` after attempt ``attempt``).
     timeout_s
         Network timeout of one attempt (connect and each read), seconds.
+    max_bytes
+        Largest body a download may have, bytes (default :data:`DEFAULT_MAX_BYTES`, 2 GiB). A
+        larger body fails at once (not retried), whether or not its length is announced.
     log
         Called with one line of text per step; ``None`` to stay silent.
     opener
         Called as ``opener(request, timeout=timeout_s)`` and must return a response like
-        :func:`urllib.request.urlopen` does (the default).
+        :func:`urllib.request.urlopen` does (the default is urllib's opener with
+        :class:`SafeRedirectHandler`); the body is read in chunks with ``read(size)``.
 
     Returns
     -------
@@ -184,11 +256,12 @@ def fetch_trace(
     Raises
     ------
     DownloadError
-        No mirror file and (offline, or every attempt failed, or a 4xx answer); checksum
-        mismatch; a ``.gz`` payload that is not complete gzip data; an unreadable mirror file.
-        The destination is then left untouched.
+        No mirror file and (offline, or every attempt failed, or a 4xx answer); a body over
+        ``max_bytes``; a refused URL or redirect; checksum mismatch; a ``.gz`` payload that is
+        not complete gzip data; an unreadable mirror file. The destination is then left
+        untouched.
     ConfigurationError
-        ``retries`` < 1, ``backoff_s`` < 0 or ``timeout_s`` <= 0.
+        ``retries`` < 1, ``backoff_s`` < 0, ``timeout_s`` <= 0 or ``max_bytes`` < 1.
     """
     if retries < 1:
         raise ConfigurationError(f"retries must be at least 1, got {retries}")
@@ -196,66 +269,74 @@ def fetch_trace(
         raise ConfigurationError(f"backoff_s must be >= 0 s, got {backoff_s}")
     if timeout_s <= 0:
         raise ConfigurationError(f"timeout_s must be > 0 s, got {timeout_s}")
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+        raise ConfigurationError(f"max_bytes must be a positive number of bytes, got {max_bytes!r}")
     say = _prefixed(source.name, log)
     dirs = [Path(directory) for directory in mirror_dirs]
 
     attempts = 0
     mirror_file = _find_mirror_file(source, dirs, say)
-    if mirror_file is not None:
-        say(f"using mirror {mirror_file}")
-        try:
-            data = mirror_file.read_bytes()
-        except OSError as exc:
-            raise DownloadError(
-                f"{source.name}: cannot read mirror file {mirror_file}: {exc.strerror or exc}"
-            ) from exc
-        origin, source_path = "mirror", str(mirror_file)
-        payload_name = mirror_file.name
-        where = f"mirror file {mirror_file}"
-    elif offline:
+    if mirror_file is None and offline:
         say("offline: no mirror file, not downloading")
         raise DownloadError(_not_found_message(source, dirs, "offline mode, no download tried"))
-    else:
-        data, attempts = _download(
-            source,
-            dirs,
-            retries=retries,
-            backoff_s=backoff_s,
-            timeout_s=timeout_s,
-            say=say,
-            opener=opener or urllib.request.urlopen,
-        )
-        origin, source_path = "download", None
-        payload_name = source.archive_filename
-        where = f"download of {source.url}"
+    if mirror_file is None:
+        _check_url(source, dirs)
 
-    digest = hashlib.sha256(data).hexdigest()
-    say(f"sha256 {digest} ({len(data)} bytes)")
-    if source.sha256 is not None and digest != source.sha256.lower():
-        hint = ""
-        if origin == "mirror" and not payload_name.endswith(".gz"):
-            hint = (
-                f" (the expected digest is that of the archive file; put {source.name}.swf.gz "
-                "in the mirror instead of a plain .swf file)"
+    with atomic_path(destination) as tmp:
+        if mirror_file is not None:
+            say(f"using mirror {mirror_file}")
+            try:
+                size, digest = _copy_file(mirror_file, tmp)
+            except OSError as exc:
+                raise DownloadError(
+                    f"{source.name}: cannot read mirror file {mirror_file}: {exc.strerror or exc}"
+                ) from exc
+            origin, source_path = "mirror", str(mirror_file)
+            payload_name = mirror_file.name
+            where = f"mirror file {mirror_file}"
+        else:
+            (size, digest), attempts = _download(
+                source,
+                dirs,
+                tmp,
+                retries=retries,
+                backoff_s=backoff_s,
+                timeout_s=timeout_s,
+                max_bytes=max_bytes,
+                say=say,
+                opener=opener or _default_opener,
             )
-        raise DownloadError(
-            f"{source.name}: checksum mismatch for the {where}: "
-            f"expected sha256 {source.sha256.lower()}, got {digest}{hint}; nothing written"
-        )
+            origin, source_path = "download", None
+            payload_name = source.archive_filename
+            where = f"download of {source.url}"
 
-    if Path(destination).name.endswith(".gz"):
-        data = _as_gzip(source, data, payload_name=payload_name, where=where, say=say)
+        say(f"sha256 {digest} ({size} bytes)")
+        if source.sha256 is not None and digest != source.sha256.lower():
+            hint = ""
+            if origin == "mirror" and not payload_name.endswith(".gz"):
+                hint = (
+                    f" (the expected digest is that of the archive file; put {source.name}.swf.gz "
+                    "in the mirror instead of a plain .swf file)"
+                )
+            raise DownloadError(
+                f"{source.name}: checksum mismatch for the {where}: "
+                f"expected sha256 {source.sha256.lower()}, got {digest}{hint}; nothing written"
+            )
 
-    atomic_write_bytes(destination, data)
-    say(f"wrote {destination} ({len(data)} bytes)")
+        if Path(destination).name.endswith(".gz") and _as_gzip(
+            source, tmp, payload_name=payload_name, where=where, say=say
+        ):
+            size, digest = _file_digest(tmp)
+
+    say(f"wrote {destination} ({size} bytes)")
     return FetchReport(
         name=source.name,
         url=source.url,
         origin=origin,
         source_path=source_path,
-        sha256=hashlib.sha256(data).hexdigest(),
+        sha256=digest,
         expected_sha256=source.sha256,
-        bytes=len(data),
+        bytes=size,
         attempts=attempts,
     )
 
@@ -307,22 +388,84 @@ def _find_mirror_file(
     return None
 
 
+def _check_url(source: TraceSource, dirs: Sequence[Path]) -> None:
+    """Refuse a URL that may not be fetched: a scheme other than http/https, or a ``file:`` URL
+    whose file (``..`` collapsed, symbolic links followed) is outside every mirror directory."""
+    parts = urllib.parse.urlsplit(source.url)
+    scheme = parts.scheme.lower()
+    if scheme in _WEB_SCHEMES:
+        return
+    if scheme != "file":
+        raise DownloadError(
+            f"{source.name}: the URL {source.url} has the scheme {scheme or '(none)'!r}, which is "
+            "not downloaded; expected an http: or https: URL (or a file: URL inside a mirror "
+            "directory)"
+        )
+    searched = ", ".join(str(directory) for directory in dirs) if dirs else "(none given)"
+    target: Path | None = None
+    if parts.netloc in ("", "localhost"):
+        target = Path(urllib.request.url2pathname(parts.path)).resolve()
+    for directory in dirs:
+        if target is not None and target.is_relative_to(directory.resolve()):
+            return
+    raise DownloadError(
+        f"{source.name}: refused the file: URL {source.url}: a file: URL must name a file inside "
+        f"one of the mirror directories (archive.mirror_dirs: {searched}). Put the file in a "
+        f"mirror directory as {source.name}.swf.gz instead"
+    )
+
+
+def _copy_file(path: Path, target: Path) -> tuple[int, str]:
+    """Copy ``path`` to ``target`` in chunks; return the size and the SHA-256 digest."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as source, open(target, "wb") as out:
+        while chunk := source.read(_CHUNK_BYTES):
+            size += len(chunk)
+            digest.update(chunk)
+            out.write(chunk)
+    return size, digest.hexdigest()
+
+
+def _file_digest(path: Path) -> tuple[int, str]:
+    """The size and the SHA-256 digest of ``path``, read in chunks."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK_BYTES):
+            size += len(chunk)
+            digest.update(chunk)
+    return size, digest.hexdigest()
+
+
 def _download(
     source: TraceSource,
     dirs: Sequence[Path],
+    target: Path,
     *,
     retries: int,
     backoff_s: float,
     timeout_s: float,
+    max_bytes: int,
     say: Callable[[str], None],
     opener: Callable[..., Any],
-) -> tuple[bytes, int]:
-    """Download ``source.url``; return the body and the number of attempts made."""
+) -> tuple[tuple[int, str], int]:
+    """Download ``source.url`` into ``target``; return (size, sha256) and the attempts made."""
     last_error = ""
     for attempt in range(1, retries + 1):
         say(f"downloading {source.url} (attempt {attempt}/{retries})")
         try:
-            return _download_once(source.url, timeout_s, opener), attempt
+            return _download_once(source.url, timeout_s, opener, target, max_bytes), attempt
+        except _TooLargeError as exc:
+            say(f"attempt {attempt}/{retries} failed: {exc} (not retried)")
+            raise DownloadError(
+                f"{source.name}: the download of {source.url} {exc}; nothing written. Raise the "
+                f"limit (max_bytes) if the file is genuine, or download it by hand and put it in "
+                f"a mirror directory as {source.name}.swf.gz"
+            ) from None
+        except RefusedURLError as exc:
+            say(f"attempt {attempt}/{retries} failed: {exc} (not retried)")
+            raise DownloadError(_not_found_message(source, dirs, str(exc))) from None
         except urllib.error.HTTPError as exc:
             exc.close()
             last_error = f"HTTP {exc.code} {exc.reason}"
@@ -358,23 +501,44 @@ class _TruncatedError(Exception):
     """The body was shorter than its Content-Length."""
 
 
-def _download_once(url: str, timeout_s: float, opener: Callable[..., Any]) -> bytes:
-    """One HTTP GET of ``url``: the whole body, or an exception."""
+class _TooLargeError(Exception):
+    """The body is (or announces to be) larger than the size limit."""
+
+
+def _download_once(
+    url: str, timeout_s: float, opener: Callable[..., Any], target: Path, max_bytes: int
+) -> tuple[int, str]:
+    """One HTTP GET of ``url``, streamed into ``target`` (replacing what it held): the size and
+    the SHA-256 digest of the body, or an exception."""
     request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
     response = opener(request, timeout=timeout_s)
+    digest = hashlib.sha256()
+    size = 0
     try:
         status = getattr(response, "status", None)
         if isinstance(status, int) and status >= 400:
             raise urllib.error.HTTPError(url, status, _reason(response), response.headers, None)
         expected = _content_length(response)
-        body = response.read()
+        if expected is not None and expected > max_bytes:
+            raise _TooLargeError(
+                f"announces {expected} bytes, more than the limit of {max_bytes} bytes"
+            )
+        with open(target, "wb") as out:
+            while chunk := response.read(_NET_CHUNK_BYTES):
+                size += len(chunk)
+                if size > max_bytes:
+                    raise _TooLargeError(
+                        f"is larger than the limit of {max_bytes} bytes (stopped after {size})"
+                    )
+                digest.update(chunk)
+                out.write(chunk)
     finally:
         close = getattr(response, "close", None)
         if close is not None:
             close()
-    if expected is not None and len(body) < expected:
-        raise _TruncatedError(f"truncated body: got {len(body)} of {expected} bytes")
-    return body
+    if expected is not None and size < expected:
+        raise _TruncatedError(f"truncated body: got {size} of {expected} bytes")
+    return size, digest.hexdigest()
 
 
 def _reason(response: Any) -> str:
@@ -400,36 +564,59 @@ def _describe(exc: BaseException) -> str:
             return f"truncated body: got {received} bytes, {exc.expected} more expected"
         return f"truncated body: got {received} bytes"
     text = str(exc)
+    if isinstance(exc, _TruncatedError):
+        return text
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _as_gzip(
     source: TraceSource,
-    data: bytes,
+    path: Path,
     *,
     payload_name: str,
     where: str,
     say: Callable[[str], None],
-) -> bytes:
-    """``data`` as complete gzip data: checked when it is gzip, compressed when it is plain."""
-    if data.startswith(_GZIP_MAGIC):
-        _check_gzip(source, data, where)
-        return data
+) -> bool:
+    """Make the file ``path`` complete gzip data: checked when it is gzip, compressed in place
+    when it is plain. True when it was compressed (its digest changed)."""
+    with open(path, "rb") as handle:
+        start = handle.read(40)
+    if start.startswith(_GZIP_MAGIC):
+        _check_gzip(source, path, where)
+        return False
     if payload_name.endswith(".gz"):
-        start = data[:40].decode("ascii", errors="replace")
+        text = start.decode("ascii", errors="replace")
         raise DownloadError(
             f"{source.name}: the {where} is not gzip data (bad magic bytes; it starts with "
-            f"{start!r}, maybe an HTML error page); expected a .swf.gz archive. Download "
+            f"{text!r}, maybe an HTML error page); expected a .swf.gz archive. Download "
             f"{source.url} by hand and check it"
         )
     say(f"{payload_name} is not compressed, gzipping it")
-    return gzip.compress(data, mtime=0)
+    _gzip_in_place(path)
+    return True
 
 
-def _check_gzip(source: TraceSource, data: bytes, where: str) -> None:
-    """Raise :class:`DownloadError` unless ``data`` decompresses completely (streamed)."""
+def _gzip_in_place(path: Path) -> None:
+    """Compress ``path`` in chunks; the bytes of ``gzip.compress(data, mtime=0)`` (level 9)."""
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".gz.tmp")
+    compressed = Path(name)
     try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb") as stream:
+        # gzip.compress(data, mtime=0) is zlib.compress(data, 9, wbits=31): same stream here
+        packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+        with open(path, "rb") as plain, os.fdopen(fd, "wb") as out:
+            while chunk := plain.read(_CHUNK_BYTES):
+                out.write(packer.compress(chunk))
+            out.write(packer.flush())
+        os.replace(compressed, path)
+    except BaseException:
+        compressed.unlink(missing_ok=True)
+        raise
+
+
+def _check_gzip(source: TraceSource, path: Path, where: str) -> None:
+    """Raise :class:`DownloadError` unless the file ``path`` decompresses completely (streamed)."""
+    try:
+        with gzip.open(path, mode="rb") as stream:
             while stream.read(_CHUNK_BYTES):
                 pass
     except (EOFError, OSError, zlib.error) as exc:

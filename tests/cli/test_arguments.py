@@ -54,3 +54,35 @@ def test_bad_job_table_suffix(capsys: pytest.CaptureFixture[str], kth_path: Path
 def test_threshold_none_is_infinite(capsys: pytest.CaptureFixture[str], kth_path: Path) -> None:
     run_ = run_json(capsys, "simulate", kth_path, "--threshold", "none")
     assert run_["config"]["threshold_s"] is None
+
+
+# --------------------------------------------------------------------------------------------
+# Out-of-range numbers (issue #11, item 6): a one-line argparse error, never an OverflowError
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["simulate", "info"])
+@pytest.mark.parametrize("value", ["99999999999999999999", "2147483648", "1" + "0" * 400])
+def test_machine_procs_out_of_range(
+    capsys: pytest.CaptureFixture[str], kth_path: Path, command: str, value: str
+) -> None:
+    code, err = argparse_exit(capsys, command, kth_path, "--machine-procs", value)
+    assert code == 2
+    assert "--machine-procs" in err
+    assert "2147483647" in err
+
+
+def test_largest_machine_procs_is_accepted() -> None:
+    from scheduler.cli.arguments import positive_int
+
+    assert positive_int("2147483647") == 2147483647
+
+
+@pytest.mark.parametrize("value", ["9" * 400, "9" * 400 + "h", "1" + "0" * 310 + "w"])
+def test_threshold_out_of_range(
+    capsys: pytest.CaptureFixture[str], kth_path: Path, value: str
+) -> None:
+    code, err = argparse_exit(capsys, "simulate", kth_path, "--threshold", value)
+    assert code == 2
+    assert "--threshold" in err
+    assert "Traceback" not in err

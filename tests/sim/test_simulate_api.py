@@ -193,3 +193,119 @@ def test_result_table_columns(kth_fcfs):
         "wait_s", "end_s", "bsld", "stretch",
     ]  # fmt: skip
     assert kth_fcfs.jobs.schema["backfilled"] == pl.Boolean
+
+
+# --- API misuse (issue #11, item 6): a ConfigurationError or TypeError naming the argument -------
+
+
+def _arrays(n=3):
+    return np.arange(n, dtype=float), np.ones(n), np.full(n, 10.0), np.full(n, 20.0)
+
+
+@pytest.mark.parametrize("trace", [None, 42, ["jobs"], {"submit_s": [0]}])
+def test_simulate_refuses_what_is_not_a_trace(trace):
+    with pytest.raises(TypeError, match=r"trace must be a scheduler\.Trace or a polars DataFrame"):
+        simulate(trace)
+
+
+def test_simulate_given_a_path_says_to_read_it(kth_path):
+    for path in (str(kth_path), kth_path):
+        with pytest.raises(TypeError, match=r"read it with scheduler\.read_swf"):
+            simulate(path)
+
+
+def test_simulate_bare_table_missing_columns(kth):
+    with pytest.raises(ConfigurationError, match=r"lacks the column.*req_time_s"):
+        simulate(kth.jobs.drop("req_time_s"), machine_procs=100)
+
+
+@pytest.mark.parametrize(
+    "machine_procs", [math.inf, -math.inf, math.nan, 2.5, "8", None, 2**31, 10**30, True]
+)
+def test_bad_machine_procs_is_a_configuration_error(kth, machine_procs):
+    with pytest.raises(ConfigurationError, match="machine_procs must be a positive integer"):
+        simulate_arrays(*_arrays(), machine_procs)
+    if machine_procs is not None:  # None means "the trace's own" for simulate()
+        with pytest.raises(ConfigurationError, match="machine_procs must be a positive integer"):
+            simulate(kth, machine_procs=machine_procs)
+
+
+def test_integral_machine_procs_of_other_types_are_accepted():
+    expected = simulate_arrays(*_arrays(), 4)
+    for m in (4.0, np.int32(4), np.int64(4), np.float64(4.0)):
+        np.testing.assert_array_equal(simulate_arrays(*_arrays(), m), expected)
+
+
+@pytest.mark.parametrize("name", ["procs", "run_s", "estimate_s", "requested_s", "job_id"])
+@pytest.mark.parametrize("length", [1, 2, 5])
+def test_array_lengths_must_match(name, length):
+    submit, procs, run, estimate = _arrays(3)
+    arguments = {"procs": procs, "run_s": run, "estimate_s": estimate}
+    keywords = {}
+    values = np.ones(length) if name != "job_id" else np.arange(length, dtype=float)
+    if name in arguments:
+        arguments[name] = values
+    else:
+        keywords[name] = values
+    with pytest.raises(ConfigurationError, match=rf"{name} has {length} values?, expected 3"):
+        simulate_arrays(submit, arguments["procs"], arguments["run_s"], arguments["estimate_s"],
+                        4, **keywords)  # fmt: skip
+    with pytest.raises(ConfigurationError, match=rf"{name} has {length} values?, expected 3"):
+        simulate_arrays(submit, arguments["procs"], arguments["run_s"], arguments["estimate_s"],
+                        4, validate=False, **keywords)  # fmt: skip
+
+
+def test_arrays_must_be_one_dimensional():
+    submit, procs, run, estimate = _arrays(3)
+    with pytest.raises(ConfigurationError, match="procs must be a 1-D array"):
+        simulate_arrays(submit, procs.reshape(3, 1), run, estimate, 4)
+    with pytest.raises(ConfigurationError, match="submit_s must be a 1-D array"):
+        simulate_arrays(5.0, procs, run, estimate, 4)
+    with pytest.raises(ConfigurationError, match="run_s must be a 1-D array"):
+        simulate_arrays(submit, procs, 10.0, estimate, 4)
+
+
+def test_non_numeric_arrays_name_the_argument():
+    submit, procs, _, estimate = _arrays(3)
+    with pytest.raises(ConfigurationError, match="run_s must hold numbers"):
+        simulate_arrays(submit, procs, np.array(["a", "b", "c"]), estimate, 4)
+
+
+@pytest.mark.parametrize("threshold_s", [math.nan, -1.0])
+def test_bad_threshold_s_is_refused(threshold_s):
+    with pytest.raises(ConfigurationError, match="threshold_s must be >= 0"):
+        simulate_arrays(*_arrays(), 4, threshold_s=threshold_s)
+
+
+def test_nan_until_s_is_refused():
+    from scheduler import Simulation
+
+    simulation = Simulation(*_arrays(), 4)
+    with pytest.raises(ConfigurationError, match="until_s must be a time"):
+        simulation.run(math.nan)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+def test_non_finite_job_number_is_refused(bad):
+    with pytest.raises(ConfigurationError, match="job_id must be finite"):
+        simulate_arrays(*_arrays(), 4, job_id=np.array([1.0, bad, 3.0]))
+
+
+@pytest.mark.parametrize(("key", "value"), [("primary", None), ("primary", 3), ("backfill", 1.5)])
+def test_policy_names_must_be_strings(key, value):
+    with pytest.raises(TypeError, match=rf"{key} must be a policy name"):
+        simulate_arrays(*_arrays(), 4, **{key: value})
+
+
+def test_no_job_to_simulate(kth):
+    from scheduler import Simulation
+
+    empty = np.zeros(0)
+    with pytest.raises(ConfigurationError, match="no job to simulate"):
+        simulate_arrays(empty, empty, empty, empty, 4)
+    with pytest.raises(ConfigurationError, match="no job to simulate"):
+        Simulation(empty, empty, empty, empty, 4)
+    with pytest.raises(ConfigurationError, match="no job to simulate"):
+        simulate(kth.jobs.clear(), machine_procs=4)
+    with pytest.raises(ConfigurationError, match="no job to simulate"):
+        simulate(type(kth)(jobs=kth.jobs.clear(), header=kth.header, machine_procs=4))

@@ -51,6 +51,8 @@ class Reply:
     body: bytes = b""
     content_length: int | None = None  # None: the true length of body
     delay_s: float = 0.0
+    send_length: bool = True  # False: no Content-Length header, the body ends with the connection
+    location: str | None = None  # a Location header (for a 3xx status)
 
 
 class LocalServer:
@@ -74,7 +76,10 @@ class LocalServer:
                 length = len(reply.body) if reply.content_length is None else reply.content_length
                 self.send_response(reply.status)
                 self.send_header("Content-Type", "application/octet-stream")
-                self.send_header("Content-Length", str(length))
+                if reply.send_length:
+                    self.send_header("Content-Length", str(length))
+                if reply.location is not None:
+                    self.send_header("Location", reply.location)
                 self.end_headers()
                 self.wfile.write(reply.body)
                 self.wfile.flush()
@@ -474,8 +479,10 @@ def test_opener_gets_the_timeout(tmp_path: Path, kth_bytes: bytes) -> None:
             self.status = 200
             self.headers = {"Content-Length": str(len(kth_bytes))}
 
-        def read(self) -> bytes:
-            return kth_bytes
+            self.body = [kth_bytes]
+
+        def read(self, size: int = -1) -> bytes:
+            return self.body.pop() if self.body else b""
 
         def close(self) -> None:
             pass
@@ -582,3 +589,203 @@ def test_report_round_trip(tmp_path: Path, kth_bytes: bytes) -> None:
         "bytes",
         "attempts",
     }
+
+
+# --- bounded reads (issue #11, item 4) -----------------------------------------------------------
+
+
+def _random_gzip(size: int) -> bytes:
+    """A valid gzip stream of ``size`` bytes or a little more (incompressible content)."""
+    import os
+
+    return gzip.compress(os.urandom(size), compresslevel=1, mtime=0)
+
+
+def test_body_over_the_limit_without_length_fails_and_keeps_nothing(
+    tmp_path: Path, server: LocalServer
+) -> None:
+    import tracemalloc
+
+    body = b"\x1f\x8b" + b"x" * (3 << 20)
+    url = server.serve("/big.swf.gz", Reply(body=body, send_length=False))
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(DownloadError) as info:
+            fetch_trace(kth_source(url), out_dir / "KTH-SP2.swf.gz", max_bytes=1 << 20, backoff_s=0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    message = str(info.value)
+    assert url in message
+    assert "1048576 bytes" in message and "limit" in message
+    assert server.hits["/big.swf.gz"] == 1  # the same answer would come again: not retried
+    assert list(out_dir.iterdir()) == []
+    assert peak < len(body) // 2
+
+
+def test_announced_length_over_the_limit_fails_before_reading(
+    tmp_path: Path, server: LocalServer
+) -> None:
+    url = server.serve("/big.swf.gz", Reply(body=b"\x1f\x8b" + b"x" * 5000))
+    with pytest.raises(DownloadError, match="limit of 1000 bytes"):
+        fetch_trace(kth_source(url), tmp_path / "out.swf.gz", max_bytes=1000, backoff_s=0)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_large_download_is_streamed_to_disk(tmp_path: Path, server: LocalServer) -> None:
+    import tracemalloc
+
+    body = _random_gzip(6 << 20)
+    url = server.serve("/big.swf.gz", Reply(body=body, send_length=False))
+    dest = tmp_path / "out.swf.gz"
+
+    tracemalloc.start()
+    try:
+        report = fetch_trace(kth_source(url, sha=sha256(body)), dest, backoff_s=0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert dest.read_bytes() == body
+    assert report.sha256 == sha256(body) and report.bytes == len(body)
+    assert peak < len(body) // 2
+    assert [path.name for path in tmp_path.iterdir()] == ["out.swf.gz"]
+
+
+def test_large_mirror_file_is_streamed(tmp_path: Path) -> None:
+    import tracemalloc
+
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    body = _random_gzip(6 << 20)
+    (mirror / "KTH-SP2.swf.gz").write_bytes(body)
+    dest = tmp_path / "out" / "KTH-SP2.swf.gz"
+
+    tracemalloc.start()
+    try:
+        report = fetch_trace(kth_source(), dest, mirror_dirs=[mirror], opener=no_network)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert dest.read_bytes() == body and report.bytes == len(body)
+    assert peak < len(body) // 2
+
+
+def test_plain_swf_is_gzipped_as_before(tmp_path: Path) -> None:
+    # The streamed compression writes the very bytes of the former gzip.compress(data, mtime=0).
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    text = b"".join(
+        b"%d %d 0 %d 4 -1 -1 4 100 -1 1 1 1 -1 1 -1 -1 -1\n" % (i, 10 * i, i % 97 + 1)
+        for i in range(1, 300_000)
+    )
+    (mirror / "KTH-SP2.swf").write_bytes(PLAIN_SWF + text)
+    fetch_trace(kth_source(), tmp_path / "out.swf.gz", mirror_dirs=[mirror])
+    assert (tmp_path / "out.swf.gz").read_bytes() == gzip.compress(PLAIN_SWF + text, mtime=0)
+
+
+@pytest.mark.parametrize("max_bytes", [0, -1])
+def test_max_bytes_must_be_positive(tmp_path: Path, max_bytes: int) -> None:
+    with pytest.raises(ConfigurationError, match="max_bytes"):
+        fetch_trace(kth_source(), tmp_path / "out.swf.gz", max_bytes=max_bytes, opener=no_network)
+
+
+# --- redirects and URL schemes -------------------------------------------------------------------
+
+
+def test_redirect_handler_refuses_https_to_http() -> None:
+    import urllib.request
+
+    handler = download.SafeRedirectHandler()
+    request = urllib.request.Request("https://archive.example/trace.swf.gz")
+    with pytest.raises(download.RefusedURLError, match=r"https.*to http"):
+        handler.redirect_request(
+            request, None, 302, "Found", {}, "http://archive.example/trace.swf.gz"
+        )
+    # https -> https and http -> http are followed as before
+    for old, new in [("https://a/x", "https://b/y"), ("http://a/x", "http://b/y")]:
+        followed = handler.redirect_request(
+            urllib.request.Request(old), None, 302, "Found", {}, new
+        )
+        assert followed is not None and followed.full_url == new
+
+
+def test_https_to_http_redirect_is_refused_by_fetch(
+    tmp_path: Path, server: LocalServer, kth_bytes: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The local server (plain http on 127.0.0.1) stands in for both ends: the request is sent as
+    # https to the server's address by rewriting the scheme in the https handler.
+    import urllib.request
+
+    target = server.serve("/plain.swf.gz", Reply(body=kth_bytes))
+    server.serve("/secure.swf.gz", Reply(status=302, location=target))
+    secure_url = server.url("/secure.swf.gz").replace("http://", "https://", 1)
+
+    class LoopbackHTTPS(urllib.request.HTTPHandler):
+        handler_order = 400  # before urllib's own https handler
+
+        def https_open(self, request: urllib.request.Request) -> Any:
+            return self.do_open(http.client.HTTPConnection, request)
+
+        https_request = urllib.request.HTTPHandler.http_request
+
+    monkeypatch.setattr(download, "_HANDLERS", (*download._HANDLERS, LoopbackHTTPS))
+    with pytest.raises(DownloadError, match="redirect") as info:
+        fetch_trace(kth_source(secure_url), tmp_path / "out.swf.gz", backoff_s=0)
+    assert secure_url in str(info.value) and target in str(info.value)
+    assert server.hits["/secure.swf.gz"] == 1
+    assert "/plain.swf.gz" not in server.hits
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_http_redirect_is_followed(tmp_path: Path, server: LocalServer, kth_bytes: bytes) -> None:
+    target = server.serve("/new.swf.gz", Reply(body=kth_bytes))
+    url = server.serve("/old.swf.gz", Reply(status=301, location=target))
+    report = fetch_trace(kth_source(url), tmp_path / "out.swf.gz", backoff_s=0)
+    assert report.bytes == len(kth_bytes)
+
+
+def test_file_url_outside_the_mirrors_is_refused(tmp_path: Path, kth_bytes: bytes) -> None:
+    outside = tmp_path / "elsewhere" / "KTH-SP2.swf.gz"
+    outside.parent.mkdir()
+    outside.write_bytes(kth_bytes)
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    for dirs in ([], [mirror]):
+        with pytest.raises(DownloadError, match="file: URL") as info:
+            fetch_trace(
+                kth_source(outside.as_uri()), tmp_path / "out.swf.gz", mirror_dirs=dirs,
+                backoff_s=0,
+            )  # fmt: skip
+        assert outside.as_uri() in str(info.value)
+    assert not (tmp_path / "out.swf.gz").exists()
+
+
+def test_file_url_escaping_a_mirror_by_dotdot_is_refused(tmp_path: Path, kth_bytes: bytes) -> None:
+    (tmp_path / "secret.swf.gz").write_bytes(kth_bytes)
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    url = mirror.as_uri() + "/../secret.swf.gz"
+    with pytest.raises(DownloadError, match="file: URL"):
+        fetch_trace(kth_source(url), tmp_path / "out.swf.gz", mirror_dirs=[mirror], backoff_s=0)
+
+
+def test_file_url_inside_a_mirror_is_used(tmp_path: Path, kth_bytes: bytes) -> None:
+    mirror = tmp_path / "mirror"
+    (mirror / "sub").mkdir(parents=True)
+    (mirror / "sub" / "kth-copy.swf.gz").write_bytes(kth_bytes)
+    url = (mirror / "sub" / "kth-copy.swf.gz").as_uri()
+    report = fetch_trace(kth_source(url), tmp_path / "out.swf.gz", mirror_dirs=[mirror])
+    assert report.origin == "download" and report.bytes == len(kth_bytes)
+    assert (tmp_path / "out.swf.gz").read_bytes() == kth_bytes
+
+
+@pytest.mark.parametrize("url", ["ftp://127.0.0.1/k.swf.gz", "data:,hello", "gopher://x/y"])
+def test_other_url_schemes_are_refused(tmp_path: Path, url: str) -> None:
+    with pytest.raises(DownloadError, match="scheme"):
+        fetch_trace(kth_source(url), tmp_path / "out.swf.gz", opener=no_network)
