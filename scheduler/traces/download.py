@@ -460,8 +460,8 @@ def _download(
             say(f"attempt {attempt}/{retries} failed: {exc} (not retried)")
             raise DownloadError(
                 f"{source.name}: the download of {source.url} {exc}; nothing written. Raise the "
-                f"limit (max_bytes) if the file is genuine, or download it by hand and put it in "
-                f"a mirror directory as {source.name}.swf.gz"
+                f"limit (max_bytes; in the workflow: archive.max_bytes) if the file is genuine, or "
+                f"download it by hand and put it in a mirror directory as {source.name}.swf.gz"
             ) from None
         except RefusedURLError as exc:
             say(f"attempt {attempt}/{retries} failed: {exc} (not retried)")

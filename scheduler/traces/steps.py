@@ -12,7 +12,7 @@ from scheduler.core.provenance import (
     write_parquet,
 )
 from scheduler.core.steps import procs_metadata, read_table, rule_log, table_machine_procs
-from scheduler.traces.download import TraceSource, fetch_trace
+from scheduler.traces.download import DEFAULT_MAX_BYTES, TraceSource, fetch_trace
 from scheduler.traces.filters import strong_filter
 from scheduler.traces.resample import resample_weeks, split_at_midpoint
 from scheduler.traces.swf import MISSING_MACHINE_SIZE, read_swf
@@ -36,13 +36,16 @@ def download_trace(
     offline: bool = False,
     retries: int = 3,
     timeout_s: float = 60.0,
+    max_bytes: int = DEFAULT_MAX_BYTES,
     log_path: str | None = None,
 ) -> None:
-    """Fetch a trace (mirror first, then the archive) and record where it came from."""
+    """Fetch a trace (mirror first, then the archive) and record where it came from; a body
+    over ``max_bytes`` bytes fails and leaves nothing."""
     with rule_log(log_path) as log:
         report = fetch_trace(
             TraceSource(trace, url, sha256), destination,
             mirror_dirs=mirror_dirs, offline=offline, retries=retries, timeout_s=timeout_s,
+            max_bytes=max_bytes,
             log=log,
         )  # fmt: skip
         record = provenance({"trace": trace, "url": url, "sha256": sha256}, step="download")

@@ -613,3 +613,31 @@ def test_missing_machine_size_names_the_config_key(tmp_path: Path, kth_path: Pat
     assert "set traces.KTH-slice.machine_procs in the config" in output
     assert "--machine-procs" not in output and "infer_machine_procs" not in output
     assert not (project / "results/KTH-slice/filtered.parquet").exists()
+
+
+def test_download_size_limit_comes_from_the_config(tmp_path: Path, kth_path: Path) -> None:
+    """archive.max_bytes reaches the download step: a body over it fails and leaves nothing
+    (the trace is served by a local HTTP server on 127.0.0.1; no mirror)."""
+    from traces.test_download import LocalServer, Reply
+
+    project = make_project(tmp_path, kth_path)
+    body = (tmp_path / "mirror" / "KTH-slice.swf.gz").read_bytes()
+    server = LocalServer()
+    server.thread.start()
+    try:
+        config = yaml.safe_load((project / "tiny.yaml").read_text())
+        config["traces"]["KTH-slice"]["url"] = server.serve("/KTH-slice.swf.gz", Reply(body=body))
+        config["archive"] = {"mirror_dirs": [], "offline": False, "max_bytes": 1000}
+        write_config(project, config)
+        done = snakemake(project, "--until", "download_trace", check=False)
+        output = done.stdout + done.stderr
+        assert done.returncode != 0 and "limit of 1000 bytes" in output, output
+        assert "archive.max_bytes" in output
+        assert not (project / "resources/traces/KTH-slice.swf.gz").exists()
+        config["archive"]["max_bytes"] = len(body)  # exactly the size: accepted
+        write_config(project, config)
+        snakemake(project, "--until", "download_trace")
+        assert (project / "resources/traces/KTH-slice.swf.gz").read_bytes() == body
+    finally:
+        server.httpd.shutdown()
+        server.httpd.server_close()
