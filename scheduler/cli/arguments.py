@@ -2,8 +2,9 @@
 
 Argument types (argparse ``type=`` callables: a bad value exits 2 with a usage message), the
 helper adding one subcommand (:func:`add_command`) and the options several subcommands share:
-the trace-reading arguments and ``--json``. Policy names are checked against the policy
-registry (:data:`scheduler.policies.POLICIES`), whose error message lists the known ones.
+the trace-reading arguments, the strong filter's ``--overrun`` and ``--json``. Policy names are
+checked against the policy registry (:data:`scheduler.policies.POLICIES`), whose error message
+lists the known ones.
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from scheduler.core.constants import MAX_MACHINE_PROCS
 from scheduler.core.errors import ConfigurationError, quote
 from scheduler.core.units import parse_duration
 from scheduler.policies import get_policy
+from scheduler.traces.filters import OVERRUN_MODES
 
 __all__ = [
     "TABLE_SUFFIXES",
     "add_command",
+    "add_filter_arguments",
     "add_json_argument",
     "add_trace_arguments",
     "backfill_policy",
@@ -213,6 +216,25 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
         "--lenient",
         action="store_true",
         help="skip malformed job lines (counted and reported) instead of failing",
+    )
+
+
+def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the strong filter's ``--overrun {drop,clip}`` (``info``, ``filter``, ``simulate``).
+
+    Parameters
+    ----------
+    parser
+        A subcommand parser; gets ``--overrun`` (default ``drop``), passed to
+        :func:`scheduler.traces.filters.strong_filter` as ``overrun``.
+    """
+    filtering = parser.add_argument_group("strong filter")
+    filtering.add_argument(
+        "--overrun",
+        choices=OVERRUN_MODES,
+        default="drop",
+        help="a job that ran past its requested time: drop it (default) or clip its run time "
+        "to the requested time and keep it",
     )
 
 

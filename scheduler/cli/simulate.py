@@ -20,6 +20,7 @@ import polars as pl
 
 from scheduler.cli.arguments import (
     add_command,
+    add_filter_arguments,
     add_json_argument,
     add_trace_arguments,
     backfill_policy,
@@ -38,6 +39,7 @@ from scheduler.cli.output import (
 )
 from scheduler.cli.traces import filter_header_line, machine_size_lines, read_trace, report_dict
 from scheduler.core.atomic import atomic_path
+from scheduler.core.errors import ConfigurationError
 from scheduler.core.version import __version__
 from scheduler.policies import POLICIES
 from scheduler.sim.engine import SimulationResult, simulate
@@ -92,6 +94,7 @@ def add_commands(commands: Any) -> None:
     command.add_argument(
         "--no-filter", action="store_true", help="simulate the raw trace (no strong filter)"
     )
+    add_filter_arguments(command)
     command.add_argument(
         "--out", metavar="SCHEDULE.swf[.gz]", type=Path,
         help="write the schedule as SWF (field 3: simulated wait, seconds)",
@@ -126,14 +129,21 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     Raises
     ------
+    ConfigurationError
+        ``--overrun clip`` with ``--no-filter``.
     NoJobsError
         No job is left after filtering: there is nothing to simulate (a summary of zero jobs
         would read "AvgWait 0 s, AVEbsld 0.00"); the message gives each rule's count.
     """
+    if args.no_filter and args.overrun != "drop":
+        raise ConfigurationError(
+            f"--overrun {args.overrun} applies to the strong filter; it has no effect with "
+            "--no-filter"
+        )
     trace = read_trace(args)
     report = None
     if not args.no_filter:
-        trace, report = strong_filter(trace, require_jobs=True)
+        trace, report = strong_filter(trace, overrun=args.overrun, require_jobs=True)
     started = time.perf_counter()
     result = simulate(
         trace,
@@ -183,6 +193,8 @@ def print_simulation(
     """
     summary, config = result.summary, result.config
     kept = "off" if report is None else f"kept {report.jobs_out} of {report.jobs_in} jobs"
+    if report is not None and report.overrun == "clip":
+        kept += f" ({report.clipped_overrun} run times clipped to the requested time)"
     summary_rows = [
         ("trace", str(trace.path)),
         ("strong filter", kept),

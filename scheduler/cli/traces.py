@@ -13,7 +13,12 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from scheduler.cli.arguments import add_command, add_json_argument, add_trace_arguments
+from scheduler.cli.arguments import (
+    add_command,
+    add_filter_arguments,
+    add_json_argument,
+    add_trace_arguments,
+)
 from scheduler.cli.output import (
     DAY_S,
     Rows,
@@ -50,7 +55,11 @@ FILTER_ROWS = (
     ("removed_no_procs", "removed: no proc count"),
     ("removed_bad_runtime_or_submit", "removed: run time <= 0 or submit < 0"),
     ("removed_bad_requested_time", "removed: requested time <= 0 or < run"),
+    ("clipped_overrun", "clipped: run time > requested (kept)"),
+    ("overrun", "overrun jobs (run > requested)"),
 )
+#: The label of rule 4's row in "clip" mode (the overrunning jobs are clipped, not removed).
+_CLIP_RULE4_ROW = "removed: requested time <= 0"
 
 
 # --------------------------------------------------------------------------------------------
@@ -70,12 +79,14 @@ def add_commands(commands: Any) -> None:
         commands, "info", cmd_info, "summarise a trace and what the strong filter does to it"
     )
     add_trace_arguments(command)
+    add_filter_arguments(command)
     add_json_argument(command)
 
     command = add_command(
         commands, "filter", cmd_filter, "apply the strong filter and write the filtered SWF"
     )
     add_trace_arguments(command)
+    add_filter_arguments(command)
     command.add_argument(
         "--out",
         metavar="FILTERED.swf[.gz]",
@@ -150,7 +161,11 @@ def filter_rows(report: FilterReport, filtered_load: float | None = None) -> Row
     -------
     list of (label, value)
     """
-    rows = [(label, str(getattr(report, name))) for name, label in FILTER_ROWS]
+    rows = [
+        (_CLIP_RULE4_ROW if report.overrun == "clip" and name == "removed_bad_requested_time"
+         else label, str(getattr(report, name)))
+        for name, label in FILTER_ROWS
+    ]  # fmt: skip
     if filtered_load is not None:
         rows.append(("offered load after filtering", f"{filtered_load:.4f}"))
     return rows
@@ -182,11 +197,15 @@ def filter_header_line(report: FilterReport) -> str:
     Returns
     -------
     str
-        ``"schedlab <version> strong filter: kept X of Y jobs (machine_procs=M)"``.
+        ``"schedlab <version> strong filter: kept X of Y jobs (machine_procs=M)"``; in
+        "clip" mode the parenthesis ends with ``", overrun=clip, clipped=C"``.
     """
+    clip = ""
+    if report.overrun == "clip":
+        clip = f", overrun=clip, clipped={report.clipped_overrun}"
     return (
         f"schedlab {__version__} strong filter: kept {report.jobs_out} of {report.jobs_in} jobs "
-        f"(machine_procs={report.machine_procs})"
+        f"(machine_procs={report.machine_procs}{clip})"
     )
 
 
@@ -243,7 +262,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     raw = trace_summary(trace)
     span_s = raw["span_s"]
     raw["span_days"] = None if span_s is None else span_s / DAY_S
-    filtered, report = strong_filter(trace)
+    filtered, report = strong_filter(trace, overrun=args.overrun)
     if report.jobs_out == 0:
         warn(report.no_job_left_message())
     after = trace_summary(filtered)
@@ -301,7 +320,7 @@ def cmd_filter(args: argparse.Namespace) -> int:
         No job is left after filtering (nothing is written; the message gives each rule's count).
     """
     trace = read_trace(args)
-    filtered, report = strong_filter(trace, require_jobs=True)
+    filtered, report = strong_filter(trace, overrun=args.overrun, require_jobs=True)
     extra = [filter_header_line(report), *machine_size_lines(filtered, args.out)]
     with writing(args.out):
         write_swf(filtered, args.out, extra_header_lines=extra)

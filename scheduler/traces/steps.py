@@ -13,7 +13,7 @@ from scheduler.core.provenance import (
 )
 from scheduler.core.steps import procs_metadata, read_table, rule_log, table_machine_procs
 from scheduler.traces.download import DEFAULT_MAX_BYTES, TraceSource, fetch_trace
-from scheduler.traces.filters import strong_filter
+from scheduler.traces.filters import Overrun, check_overrun, strong_filter
 from scheduler.traces.resample import resample_weeks, split_at_midpoint
 from scheduler.traces.swf import MISSING_MACHINE_SIZE, read_swf
 
@@ -60,9 +60,16 @@ def filter_trace(
     *,
     trace: str,
     machine_procs: int | None = None,
+    overrun: Overrun = "drop",
     log_path: str | None = None,
 ) -> None:
     """Read an SWF log, apply the strong filter, write the jobs (parquet) and the report.
+
+    ``overrun`` is the strong filter's treatment of jobs that ran past their requested time
+    (``"drop"``, the default, or ``"clip"``; see :func:`~scheduler.traces.filters.strong_filter`);
+    it is recorded in the provenance of both outputs and in the report. A value other than
+    these two stops the step (:class:`~scheduler.core.errors.ConfigurationError`) before
+    anything is read or written.
 
     Bad input stops the step with a :class:`~scheduler.core.steps.StepError` and writes
     nothing: a malformed line, a job number that appears twice (the message names the file,
@@ -71,6 +78,7 @@ def filter_trace(
     ``traces.<trace>.machine_procs``), or no job left after filtering.
     """
     with rule_log(log_path) as log:
+        check_overrun(overrun)
         try:
             raw = read_swf(swf_path, machine_procs=machine_procs)
         except TraceFormatError as error:
@@ -81,11 +89,13 @@ def filter_trace(
                 f"{MISSING_MACHINE_SIZE}; set traces.{trace}.machine_procs in the config",
                 field="MaxProcs",
             ) from None
-        filtered, report = strong_filter(raw, require_jobs=True)
-        record = provenance({"trace": trace, "machine_procs": machine_procs}, step="filter")
+        filtered, report = strong_filter(raw, overrun=overrun, require_jobs=True)
+        parameters = {"trace": trace, "machine_procs": machine_procs, "overrun": overrun}
+        record = provenance(parameters, step="filter")
         write_parquet(filtered.jobs, filtered_path, record, procs_metadata(filtered.machine_procs))
         write_json(report.to_dict(), report_path, record)
-        log(f"{trace}: {report.jobs_in:,} jobs read, {report.jobs_out:,} kept "
+        clipped = f" ({report.clipped_overrun:,} clipped)" if overrun == "clip" else ""
+        log(f"{trace}: {report.jobs_in:,} jobs read, {report.jobs_out:,} kept{clipped} "
             f"on {filtered.machine_procs:,} processors")  # fmt: skip
 
 

@@ -16,4 +16,9 @@ KTH_FILTER_COUNTS = {
     "removed_bad_runtime_or_submit": 8,
     "removed_bad_requested_time": 475,
     "machine_procs": 100,
+    "overrun": "drop",
+    "clipped_overrun": 0,
 }
+#: KTH-SP2 jobs whose run time exceeds their (positive) requested time: clipped by
+#: ``strong_filter(..., overrun="clip")`` (all of the 475 removed by rule 4 in "drop" mode).
+KTH_CLIPPED = 475

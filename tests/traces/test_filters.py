@@ -131,6 +131,8 @@ def test_rules_apply_in_order(job_table) -> None:
         "removed_bad_requested_time": 0,
         "machine_procs": MACHINE_PROCS,
         "source_path": "crafted.swf",
+        "overrun": "drop",
+        "clipped_overrun": 0,
     }
 
 
