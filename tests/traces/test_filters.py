@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
-from support.expected import KTH_FILTER_COUNTS
+from support.expected import KTH_CLIPPED, KTH_FILTER_COUNTS
 
 from scheduler.core.constants import SWF_COLUMNS, SWF_SCHEMA
+from scheduler.core.errors import ConfigurationError
 from scheduler.traces.filters import FilterReport, strong_filter
 from scheduler.traces.swf import SwfHeader, Trace, read_swf
 
@@ -296,3 +297,134 @@ def test_no_job_left_is_an_error_when_jobs_are_required(job_table) -> None:
     )
     assert info.value.report == report
     assert strong_filter(make_trace(job_table(OK)), require_jobs=True)[1].jobs_out == 1
+
+
+# -- overrun="clip": jobs that ran past their requested time (issue #12) -------------------------
+
+#: The counts that must not depend on the overrun mode.
+SAME_IN_BOTH_MODES = (
+    "jobs_in",
+    "removed_procs_exceed_machine",
+    "repaired_procs",
+    "removed_no_procs",
+    "removed_bad_runtime_or_submit",
+    "machine_procs",
+    "source_path",
+)
+
+
+def assert_clip_extends_drop(trace: Trace) -> tuple[FilterReport, FilterReport]:
+    """Both modes on ``trace``: clip keeps drop's jobs plus the clipped ones, counts add up."""
+    dropped, drop = strong_filter(trace)
+    clipped, clip = strong_filter(trace, overrun="clip")
+    for report in (drop, clip):
+        assert_consistent(report)
+    assert (drop.overrun, drop.clipped_overrun, clip.overrun) == ("drop", 0, "clip")
+    assert {n: getattr(drop, n) for n in SAME_IN_BOTH_MODES} == {
+        n: getattr(clip, n) for n in SAME_IN_BOTH_MODES
+    }
+    # only rule 4 changes: its overrunning jobs move from "removed" to "clipped"
+    assert drop.removed_bad_requested_time == clip.removed_bad_requested_time + clip.clipped_overrun
+    assert clip.jobs_out == drop.jobs_out + clip.clipped_overrun
+    assert_clean(dropped)
+    assert_clean(clipped)
+    raw = trace.jobs.select("job_id", pl.col("run_s").alias("raw_run_s"))
+    extra = clipped.jobs.join(dropped.jobs.select("job_id"), on="job_id", how="anti")
+    assert extra.height == clip.clipped_overrun
+    extra = extra.join(raw, on="job_id")
+    assert (extra.get_column("run_s") == extra.get_column("req_time_s")).all()
+    assert (extra.get_column("raw_run_s") > extra.get_column("req_time_s")).all()
+    # drop's jobs are kept unchanged, in the same order
+    assert_frame_equal(clipped.jobs.join(extra.select("job_id"), on="job_id", how="anti"),
+                       dropped.jobs)  # fmt: skip
+    return drop, clip
+
+
+def test_overrun_job_dropped_or_clipped(job_table) -> None:
+    over = {**OK, "run_s": 30, "req_time_s": 20}
+    trace = make_trace(job_table(OK, over, OK))
+    dropped, drop = strong_filter(trace)
+    assert ids(dropped) == [1, 3]
+    assert (drop.removed_bad_requested_time, drop.clipped_overrun, drop.overrun) == (1, 0, "drop")
+    clipped, clip = strong_filter(trace, overrun="clip")
+    assert ids(clipped) == [1, 2, 3]
+    assert clipped.jobs.get_column("run_s").to_list() == [10, 20, 10]  # 30 s clipped to 20 s
+    assert clipped.jobs.get_column("req_time_s").to_list() == [20, 20, 20]
+    assert (clip.removed_bad_requested_time, clip.clipped_overrun, clip.overrun) == (0, 1, "clip")
+    assert (clip.jobs_in, clip.jobs_out, clip.removed) == (3, 3, 0)
+    assert trace.jobs.get_column("run_s").to_list() == [10, 30, 10]  # input untouched
+    assert_clip_extends_drop(trace)
+
+
+def test_clip_mode_changes_only_rule_four(job_table) -> None:
+    trace = make_trace(
+        job_table(
+            {**OK, "alloc_procs": 9, "run_s": 50},  # rule 1 (also overrunning)
+            {**OK, "alloc_procs": 0, "req_procs": 0, "run_s": 50},  # rule 2 (also overrunning)
+            {**OK, "alloc_procs": -1, "run_s": 50},  # repaired, then clipped
+            {**OK, "submit_s": -1, "run_s": 50},  # rule 3 (also overrunning)
+            {**OK, "req_time_s": 0, "run_s": 50},  # rule 4 in both modes
+            {**OK, "req_time_s": -3},  # rule 4 in both modes
+            {**OK, "run_s": 21},  # clipped to 20
+            {**OK, "run_s": 20},  # run == requested: kept as is in both modes
+            OK,
+        )
+    )
+    drop, clip = assert_clip_extends_drop(trace)
+    changed = {"overrun": "clip", "clipped_overrun": 2, "removed_bad_requested_time": 2}
+    assert drop.to_dict() | changed | {"jobs_out": 4} == clip.to_dict()
+    assert (drop.removed_bad_requested_time, drop.jobs_out) == (4, 2)
+    assert (clip.jobs_out, clip.repaired_procs) == (4, 1)
+    assert clip.removal_text() == (
+        "9 jobs in; removed by rule: procs > machine 1, no proc count 1, "
+        "run time <= 0 or submit < 0 1, requested time <= 0 2; clipped (run > requested) 2"
+    )
+    clipped = strong_filter(trace, overrun="clip")[0]
+    assert clipped.jobs.select("job_id", "run_s").rows() == [(3, 20), (7, 20), (8, 20), (9, 10)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=st.lists(_ROW, max_size=30, unique_by=lambda row: row["job_id"]))
+def test_clip_mode_on_random_tables(rows: list[dict]) -> None:
+    full = [{**dict.fromkeys(SWF_COLUMNS, -1), **row} for row in rows]
+    assert_clip_extends_drop(make_trace(pl.DataFrame(full, schema=SWF_SCHEMA)))
+
+
+def test_clip_report_json(job_table, tmp_path: Path) -> None:
+    _, report = strong_filter(make_trace(job_table(OK, {**OK, "run_s": 99})), overrun="clip")
+    report.write_json(tmp_path / "filter.json")
+    written = json.loads((tmp_path / "filter.json").read_text())
+    assert (written["overrun"], written["clipped_overrun"], written["jobs_out"]) == ("clip", 1, 2)
+
+
+@pytest.mark.parametrize("bad", ["cut", "DROP", "", None, 1])
+def test_bad_overrun_is_refused(job_table, bad) -> None:
+    with pytest.raises(ConfigurationError, match=r"overrun must be one of 'drop', 'clip'"):
+        strong_filter(make_trace(job_table(OK)), overrun=bad)
+
+
+def test_no_job_left_in_clip_mode_names_the_clip_rule(job_table) -> None:
+    from scheduler.core.errors import NoJobsError
+
+    with pytest.raises(NoJobsError) as info:
+        strong_filter(make_trace(job_table({**OK, "req_time_s": 0})), overrun="clip",
+                      require_jobs=True)  # fmt: skip
+    assert str(info.value).endswith(
+        "requested time <= 0 1; clipped (run > requested) 0)"
+    )
+
+
+def test_kth_clip_mode(kth_path: Path) -> None:
+    _, clip = assert_clip_extends_drop(read_swf(kth_path))
+    assert clip.clipped_overrun == KTH_CLIPPED
+    assert clip.jobs_out == KTH_FILTER_COUNTS["jobs_out"] + KTH_CLIPPED
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "machine_procs", "clipped"), [("CTC-SP2.swf.gz", None, 7174),
+                                           ("CEA-Curie.swf.gz", 80640, 5416)]
+)  # fmt: skip
+def test_real_logs_clip_mode(shared_trace, name: str, machine_procs, clipped: int) -> None:
+    _, clip = assert_clip_extends_drop(read_swf(shared_trace(name), machine_procs=machine_procs))
+    assert clip.clipped_overrun == clipped
