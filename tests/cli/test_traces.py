@@ -16,7 +16,7 @@ from cli.helpers import (
     write_text,
 )
 from polars.testing import assert_frame_equal
-from support.expected import KTH_FILTER_COUNTS, KTH_JOBS, KTH_KEPT
+from support.expected import KTH_CLIPPED, KTH_FILTER_COUNTS, KTH_JOBS, KTH_KEPT
 
 import scheduler
 from scheduler.traces.filters import FilterReport
@@ -198,3 +198,74 @@ def test_info_warns_when_no_job_is_left(capsys: pytest.CaptureFixture[str], tmp_
     code, out, err = run(capsys, "info", jobless)
     assert code == 0 and value_of("jobs out (kept)", out) == "0"
     assert err == f"scheduler: warning: {jobless}: {NO_JOB_LEFT}\n"
+
+
+# -- --overrun clip (issue #12) ----------------------------------------------------------------
+
+
+def test_filter_overrun_clip_end_to_end(
+    capsys: pytest.CaptureFixture[str],
+    kth_path: Path,
+    kth_filtered: tuple[Trace, FilterReport],
+    tmp_path: Path,
+) -> None:
+    out_path, report_path = tmp_path / "kth-clip.swf", tmp_path / "report.json"
+    code, out, err = run(
+        capsys, "filter", kth_path, "--overrun", "clip", "--out", out_path, "--report", report_path
+    )
+    assert code == 0, err
+    assert value_of("jobs out (kept)", out) == str(KTH_KEPT + KTH_CLIPPED)
+    assert value_of("clipped: run time > requested (kept)", out) == str(KTH_CLIPPED)
+    assert value_of("overrun jobs (run > requested)", out) == "clip"
+    assert value_of("removed: requested time <= 0", out) == "0"
+    report = json.loads(report_path.read_text())
+    assert (report["overrun"], report["clipped_overrun"]) == ("clip", KTH_CLIPPED)
+    written = read_swf(out_path)
+    assert written.jobs.height == KTH_KEPT + KTH_CLIPPED
+    assert (written.jobs.get_column("run_s") <= written.jobs.get_column("req_time_s")).all()
+    assert any(f"overrun=clip, clipped={KTH_CLIPPED}" in line for line in written.header.lines)
+    dropped_ids = kth_filtered[0].jobs.get_column("job_id")
+    assert written.jobs.get_column("job_id").is_in(dropped_ids.implode()).sum() == KTH_KEPT
+
+
+def test_filter_default_is_drop(capsys: pytest.CaptureFixture[str], kth_path: Path, tmp_path):
+    result = run_json(capsys, "filter", kth_path, "--out", tmp_path / "kth.swf")
+    assert (result["filter"]["overrun"], result["filter"]["clipped_overrun"]) == ("drop", 0)
+    assert result["filter"]["jobs_out"] == KTH_KEPT
+    assert not any("overrun" in line for line in read_swf(tmp_path / "kth.swf").header.lines)
+
+
+def test_info_overrun_clip(capsys: pytest.CaptureFixture[str], kth_path: Path) -> None:
+    result = run_json(capsys, "info", kth_path, "--overrun", "clip")
+    assert result["filter"]["clipped_overrun"] == KTH_CLIPPED
+    assert result["filter"]["jobs_out"] == KTH_KEPT + KTH_CLIPPED
+    assert result["filter"]["removed"] == KTH_JOBS - KTH_KEPT - KTH_CLIPPED
+
+
+def test_simulate_overrun_clip(capsys: pytest.CaptureFixture[str], kth_path: Path) -> None:
+    result = run_json(capsys, "simulate", kth_path, "--overrun", "clip")
+    assert result["filter"]["overrun"] == "clip"
+    assert result["summary"]["jobs"] == KTH_KEPT + KTH_CLIPPED
+    code, out, err = run(capsys, "simulate", kth_path, "--overrun", "clip")
+    assert code == 0, err
+    assert value_of("strong filter", out) == (
+        f"kept {KTH_KEPT + KTH_CLIPPED} of {KTH_JOBS} jobs "
+        f"({KTH_CLIPPED} run times clipped to the requested time)"
+    )
+
+
+def test_simulate_overrun_clip_without_filter_is_refused(
+    capsys: pytest.CaptureFixture[str], kth_path: Path
+) -> None:
+    code, out, err = run(capsys, "simulate", kth_path, "--no-filter", "--overrun", "clip")
+    assert_one_line_error(code, out, err, "--overrun clip", "--no-filter")
+
+
+@pytest.mark.parametrize("command", ["info", "filter", "simulate"])
+def test_bad_overrun_value_is_named(
+    capsys: pytest.CaptureFixture[str], kth_path: Path, tmp_path: Path, command: str
+) -> None:
+    extra = ["--out", tmp_path / "out.swf"] if command == "filter" else []
+    code, err = argparse_exit(capsys, command, kth_path, *extra, "--overrun", "cut")
+    assert code == 2
+    assert "--overrun" in err and "'cut'" in err and "'drop'" in err and "'clip'" in err

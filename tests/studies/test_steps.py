@@ -104,6 +104,7 @@ def test_filter_trace(study):
     record = read_parquet_provenance(study / "filtered.parquet")
     assert record["step"] == "filter"
     assert record["config"]["trace"] == TRACE
+    assert record["config"]["overrun"] == "drop"
     assert record["code_hash"] == package_hash()
 
     report = json.loads((study / "filter.json").read_text())
@@ -476,3 +477,35 @@ def test_filter_step_without_machine_size_names_the_config_key(kth_path, tmp_pat
     assert message.startswith(f"{swf}: field MaxProcs: ")
     assert "set traces.Sizeless.machine_procs in the config" in message
     assert "infer_machine_procs" not in message and "machine_procs=" not in message
+
+
+# -- filter_trace(overrun=...) (issue #12) -------------------------------------------------------
+
+
+def test_filter_trace_overrun_clip(kth_path, tmp_path):
+    from support.expected import KTH_CLIPPED
+
+    out = tmp_path / "clip"
+    trace_steps.filter_trace(
+        str(kth_path), str(out / "filtered.parquet"), str(out / "filter.json"),
+        trace=TRACE, overrun="clip", log_path=str(out / "filter.log"),
+    )  # fmt: skip
+    jobs = pl.read_parquet(out / "filtered.parquet")
+    assert jobs.height == KTH_KEPT + KTH_CLIPPED
+    assert (jobs.get_column("run_s") <= jobs.get_column("req_time_s")).all()
+    record = read_parquet_provenance(out / "filtered.parquet")
+    assert record["config"]["overrun"] == "clip"
+    report = json.loads((out / "filter.json").read_text())
+    assert (report["overrun"], report["clipped_overrun"]) == ("clip", KTH_CLIPPED)
+    assert report["provenance"] == record
+    assert f"({KTH_CLIPPED:,} clipped)" in (out / "filter.log").read_text()
+
+
+def test_filter_trace_bad_overrun_writes_nothing(kth_path, tmp_path):
+    out = tmp_path / "bad"
+    with pytest.raises(core_steps.StepError, match=r"overrun must be one of 'drop', 'clip'"):
+        trace_steps.filter_trace(
+            str(kth_path), str(out / "filtered.parquet"), str(out / "filter.json"),
+            trace=TRACE, overrun="cut", log_path=str(tmp_path / "filter.log"),
+        )  # fmt: skip
+    assert not out.exists()
