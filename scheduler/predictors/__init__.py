@@ -1,0 +1,38 @@
+"""Layer 2: run-time predictors (issue #12): the losses, the NAG online learner, the registry.
+
+``losses`` holds the 20 asymmetric losses (spec strings, integer codes, compiled value and
+derivative); ``nag`` the Normalized Adaptive Gradient learner on the degree-2 polynomial basis
+(compiled kernels in the private ``_nag``); ``base`` the ``PREDICTORS`` registry.
+"""
+
+from scheduler.predictors.base import PREDICTORS
+from scheduler.predictors.losses import (
+    ALL_LOSSES,
+    GAMMA_FLOOR,
+    GAMMAS,
+    LOSSES,
+    SHAPES,
+    LossSpec,
+    loss,
+    loss_code,
+    loss_derivative,
+    parse_loss,
+)
+from scheduler.predictors.nag import NagLearner, basis_dim, new_state
+
+__all__ = [
+    "ALL_LOSSES",
+    "GAMMAS",
+    "GAMMA_FLOOR",
+    "LOSSES",
+    "PREDICTORS",
+    "SHAPES",
+    "LossSpec",
+    "NagLearner",
+    "basis_dim",
+    "loss",
+    "loss_code",
+    "loss_derivative",
+    "new_state",
+    "parse_loss",
+]

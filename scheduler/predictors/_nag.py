@@ -1,0 +1,124 @@
+"""Compiled kernels of the NAG learner (private; the public API is :mod:`.nag`).
+
+Normalized Adaptive Gradient (Ross, Mineiro & Langford, "Normalized Online Learning",
+UAI 2013, algorithm NAG) on the degree-2 polynomial basis Φ(x); the formulas and the choices
+(squares, ℓ2 term, guards) are documented in :mod:`scheduler.predictors.nag` and
+``docs/simulator.md``.
+
+State layout (C-contiguous float64, ``d`` = dimension of Φ):
+
+``vec`` (VEC_ROWS, d)
+    W (weights), S (per-feature scale s_i = max |Φ_i| seen so far, 0 before the first non-zero
+    value), G (accumulated squared gradients), PHI (scratch: Φ of the last x).
+``acc`` (ACC_ROWS,)
+    N (the normaliser Σ_t Σ_i Φ_ti² / s_i²), T (number of updates).
+
+Whether Φ holds the squares x_i² is read from ``d`` and ``x.size`` (the two dimensions differ
+by n), so no flag travels with the state.
+"""
+
+from __future__ import annotations
+
+import math
+
+from scheduler.predictors._compile import jit
+from scheduler.predictors.losses import loss_grad_at
+
+W, S, G, PHI = range(4)
+VEC_ROWS = 4
+N_ACC, T_ACC = range(2)
+ACC_ROWS = 2
+
+
+@jit
+def basis_dim(n: int, squares: bool) -> int:
+    """Dimension of Φ for ``n`` raw features: 1 + n + n(n−1)/2, plus n with the squares."""
+    return 1 + n + n * (n - 1) // 2 + (n if squares else 0)
+
+
+@jit
+def expand(x, squares, out):  # pragma: no cover - compiled
+    """Write Φ(x) into ``out``: 1, x_0 … x_{n−1}, [x_0² … x_{n−1}²], x_i·x_l (i < l, row-major)."""
+    n = x.size
+    out[0] = 1.0
+    for i in range(n):
+        out[1 + i] = x[i]
+    k = 1 + n
+    if squares:
+        for i in range(n):
+            out[k] = x[i] * x[i]
+            k += 1
+    for i in range(n):
+        for j in range(i + 1, n):
+            out[k] = x[i] * x[j]
+            k += 1
+
+
+@jit
+def _squares_of(vec, x):  # pragma: no cover - compiled
+    n = x.size
+    return vec.shape[1] != 1 + n + n * (n - 1) // 2
+
+
+@jit
+def nag_predict(vec, x):  # pragma: no cover - compiled
+    """wᵀΦ(x) with the current weights (s); only the PHI scratch row is written. A feature
+    beyond its scale seen so far is not rescaled here: that happens in :func:`nag_update`."""
+    expand(x, _squares_of(vec, x), vec[PHI])
+    y = 0.0
+    for i in range(vec.shape[1]):
+        y += vec[W, i] * vec[PHI, i]
+    return y
+
+
+@jit
+def nag_update(vec, acc, x, target_p, q, loss_code, eta, lam, gamma_floor):  # pragma: no cover
+    """One NAG step on the example (x, target_p) of a job with ``q`` processors.
+
+    Returns the prediction ŷ = wᵀΦ(x) on which the gradient was taken (after the rescaling of
+    the weights of features that exceed their scale, before the step).
+    """
+    d = vec.shape[1]
+    expand(x, _squares_of(vec, x), vec[PHI])
+    # 1. scales: a larger |Φ_i| rescales w_i by s_i / |Φ_i| (the adaptive variant)
+    for i in range(d):
+        a = abs(vec[PHI, i])
+        if a > vec[S, i]:
+            if vec[S, i] > 0.0:
+                vec[W, i] *= vec[S, i] / a
+            vec[S, i] = a
+    # 2. prediction and normaliser
+    y = 0.0
+    nsum = 0.0
+    for i in range(d):
+        y += vec[W, i] * vec[PHI, i]
+        if vec[S, i] > 0.0:
+            r = vec[PHI, i] / vec[S, i]
+            nsum += r * r
+    acc[N_ACC] += nsum
+    acc[T_ACC] += 1.0
+    if acc[N_ACC] <= 0.0:
+        return y
+    rate = eta * math.sqrt(acc[T_ACC] / acc[N_ACC])
+    dl = loss_grad_at(loss_code, y, target_p, q, gamma_floor)
+    # 3. per-feature adaptive step; the l2 term lam * s_i^2 * w_i spares the intercept
+    for i in range(d):
+        s = vec[S, i]
+        if s <= 0.0:
+            continue
+        g = dl * vec[PHI, i]
+        if i > 0:
+            g += lam * s * s * vec[W, i]
+        vec[G, i] += g * g
+        if vec[G, i] > 0.0:
+            vec[W, i] -= rate * g / (s * math.sqrt(vec[G, i]))
+    return y
+
+
+@jit
+def nag_run(vec, acc, xs, ps, qs, loss_code, eta, lam, gamma_floor, out):  # pragma: no cover
+    """For each row k of ``xs``: ``out[k]`` = the prediction before seeing ``ps[k]``
+    (:func:`nag_predict`), then :func:`nag_update` with (xs[k], ps[k], qs[k])."""
+    for k in range(xs.shape[0]):
+        out[k] = nag_predict(vec, xs[k])
+        nag_update(vec, acc, xs[k], ps[k], qs[k], loss_code, eta, lam, gamma_floor)

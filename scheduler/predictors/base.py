@@ -1,0 +1,28 @@
+"""The predictor registry of the run-time prediction study (issue #12).
+
+A predictor turns what the scheduler knows at a job's submission into a run-time estimate (s).
+Only the names and descriptions are registered for now: the engine variant that calls them is
+the next step of issue #12, and will register the predictor objects (or kernel codes) under
+these names. Learned predictors take a loss spec (:mod:`scheduler.predictors.losses`).
+"""
+
+from __future__ import annotations
+
+from scheduler.core.registry import Registry
+
+#: Run-time predictors by name (lower case; ``"NAG"`` finds ``"nag"``). The items are, for now,
+#: the names themselves.
+PREDICTORS: Registry[str] = Registry("predictor", canonical=str.lower)
+
+PREDICTORS.add("requested", "requested", "the requested time p̃_j (plain EASY)")
+PREDICTORS.add(
+    "ave2",
+    "ave2",
+    "mean of the user's last two finished run times; p̃_j when fewer are known; capped at p̃_j",
+)
+PREDICTORS.add("clairvoyant", "clairvoyant", "the actual run time p_j")
+PREDICTORS.add(
+    "nag",
+    "nag",
+    "online NAG regression on degree-2 polynomial features with one of the 20 losses",
+)
