@@ -72,12 +72,14 @@ _RESULT_COLUMNS = (
 @dataclass(frozen=True)
 class PredictedArrays:
     """A predicted simulation over arrays, in the input's order: start times (s), whether each
-    job was backfilled, its prediction at submission (s), its corrections."""
+    job was backfilled, its prediction at submission (s), its corrections; for ``"nag"`` also
+    the features at submission, one row per job (``docs/simulator.md``), else ``None``."""
 
     start_s: np.ndarray
     backfilled: np.ndarray
     prediction_s: np.ndarray
     corrections: np.ndarray
+    features: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -185,6 +187,7 @@ def simulate_predicted_arrays(
         backfilled=restore(iwork[kernel.STATUS] == kernel.STARTED_BACKFILL),
         prediction_s=restore(pred),
         corrections=restore(ncorr),
+        features=restore(feats) if name == "nag" else None,
     )
 
 

@@ -224,6 +224,35 @@ def test_predictions_are_bounded_to_one_second_and_the_requested_time():
     assert out.prediction_s.tolist() == [10.0, 10.0, 1.0, 1.0]
 
 
+def test_hand_nag_features():
+    # m = 4. User 7: job 1 (q 2, runs 100) and job 2 (q 1, runs 50) at 0, job 4 (q 4) at 200,
+    # job 5 (q 1) at 205 while job 4 runs (200-210); user 8's job 3 is someone else's.
+    jobs = [job(1, 0, 2, 100, 1000, 7), job(2, 0, 1, 50, 500, 7), job(3, 10, 1, 5, 10, 8),
+            job(4, 200, 4, 10, 300, 7), job(5, 205, 1, 10, 300, 7)]  # fmt: skip
+    x = run_variant(jobs, 4, predictor="nag").features
+    day, week = 2 * np.pi / 86400, 2 * np.pi / (7 * 86400)
+
+    def clock(t):
+        return [np.cos(day * t), np.sin(day * t), np.cos(week * t), np.sin(week * t)]
+
+    # job 1, the user's first: nothing known, mean request = its own q, ratio 1
+    np.testing.assert_allclose(x[0], [1000, 2, 0, 0, 0, 0, 0, 0, 2, 1, 0, 0, 0, 0, 0, 0, *clock(0)])
+    # job 2, same instant: job 1 has not started yet (submissions come before the pass)
+    np.testing.assert_allclose(
+        x[1], [500, 1, 0, 0, 0, 0, 0, 0, 1.5, 1 / 1.5, 0, 0, 0, 0, 0, 0, *clock(0)]
+    )
+    # job 4 at 200: job 2 finished at 50, job 1 at 100 (last = 100, then 50); mean request
+    # (2 + 1 + 4) / 3; nothing of the user runs; break 200 - 100
+    np.testing.assert_allclose(
+        x[3], [300, 4, 100, 50, 0, 75, 75, 75, 7 / 3, 12 / 7, 0, 0, 0, 0, 0, 100, *clock(200)]
+    )
+    # job 5 at 205: job 4 (q 4, started 200) runs: mean q 4, 1 job, elapsed 5 (longest and sum),
+    # 4 processors occupied; mean request (2 + 1 + 4 + 1) / 4 = 2; break 105
+    np.testing.assert_allclose(
+        x[4], [300, 1, 100, 50, 0, 75, 75, 75, 2, 0.5, 4, 1, 5, 5, 4, 105, *clock(205)]
+    )
+
+
 # -- differential: compiled vs reference ----------------------------------------------------------
 
 
