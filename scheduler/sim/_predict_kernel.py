@@ -332,7 +332,9 @@ def run(jobs, user, predictor, correction, sjbf, classic, loss_code, eta, lam, g
             size = istate[k.QLEN]
             iwork[k.QUEUE, size] = j
             if sjbf:
-                k._sorted_insert(iwork, k.BQ, size, j, fwork, k.EST_CUR)
+                # keyed by the prediction at submission, which never changes: EST_CUR of the
+                # started (dead) entries still in BQ may have been corrected since
+                k._sorted_insert(iwork, k.BQ, size, j, pred.reshape((1, n)), 0)
             istate[k.QLEN] = size + 1
             istate[k.NEXT_SUB] = j + 1
         _schedule(now, sjbf, classic, correction, jobs, user, istate, iwork, fwork, pred, ncorr,

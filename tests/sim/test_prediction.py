@@ -45,18 +45,20 @@ def job(job_id, submit, procs, run, req, user=0) -> NaiveJob:
 
 @st.composite
 def workloads(draw, max_jobs: int = 14) -> tuple[list[NaiveJob], int]:
-    """Small workloads in integer seconds with 1 <= run <= requested, few users."""
+    """Small workloads in integer seconds with 1 <= run <= requested, few users; times are
+    scaled by 1, 100 or 3000 so that several INCREMENTAL steps (1 min ... 100 h) matter."""
     machine_procs = draw(st.integers(1, 8))
+    scale = draw(st.sampled_from((1, 100, 3000)))
     n = draw(st.integers(1, max_jobs))
     ids = draw(st.permutations(range(1, n + 1)))
     jobs = []
     for job_id in ids:
-        run = draw(st.integers(1, 60))
-        req = draw(st.one_of(st.just(run), st.integers(run, 4 * run + 200)))
+        run = draw(st.integers(1, 60)) * scale
+        req = draw(st.one_of(st.just(run), st.integers(run, (4 * run + 200) * scale)))
         jobs.append(
             job(
                 job_id,
-                draw(st.integers(0, 80)),
+                draw(st.integers(0, 80)) * scale,
                 draw(st.integers(1, machine_procs)),
                 run,
                 req,
@@ -130,15 +132,15 @@ def both(jobs, m, **kwargs):
     return fast, naive
 
 
-# m = 3. User 1's jobs 1 and 2 start at 0 and end at 10 and 20; job 3 (user 1, q = 2, runs 500 s,
-# requested 1000 s) is submitted at 30 with AVE2 = (10 + 20) / 2 = 15 s and starts at once
+# m = 3. User 1's jobs 1 and 2 start at 0 and end at 10 and 20; job 3 (user 1, q = 2, runs 1000 s,
+# requested 10000 s) is submitted at 30 with AVE2 = (10 + 20) / 2 = 15 s and starts at once
 # (predicted end 45). Job 4 (user 2, q = 3, no history: 100 s) is blocked at 40 (1 free).
 # Job 5 (user 3, q = 1, 60 s requested, no history: 60 s) arrives at 50: job 3 has outlived its
 # prediction (45 <= 50) and is corrected before the reservation of job 4:
 CORRECTION_JOBS = [
     job(1, 0, 1, 10, 1000, user=1),
     job(2, 0, 1, 20, 1000, user=1),
-    job(3, 30, 2, 500, 1000, user=1),
+    job(3, 30, 2, 1000, 10000, user=1),
     job(4, 40, 3, 10, 100, user=2),
     job(5, 50, 1, 30, 60, user=3),
 ]
@@ -147,40 +149,52 @@ PREDICTIONS = {1: 1000.0, 2: 1000.0, 3: 15.0, 4: 100.0, 5: 60.0}
 
 def test_hand_incremental_correction():
     # at 50: 15 + 1 min = 75 s, predicted end 105 > 50 (1 correction); shadow 105, extra 0;
-    # job 5 would end at 50 + 60 = 110 > 105: not backfilled. Job 3 ends at 530: it outlived 105
-    # (15 + 5 min = 315, end 345) and 345 (15 + 15 min = 915, end 945 > 530): 3 corrections.
-    # Job 4 starts at 530 on the 3 processors, job 5 after it at 540.
+    # job 5 would end at 50 + 60 = 110 > 105: not backfilled. Job 3 ends at 1030: it outlived
+    # 105 (15 + 5 min = 315, end 345), 345 (15 + 15 min = 915, end 945) and 945 (15 + 30 min =
+    # 1815, end 1845 > 1030): 4 corrections, each from the ORIGINAL 15 s (adding the steps to
+    # the current prediction would give 75, 375, 1275: 3). Job 4 starts at 1030, job 5 at 1040.
     fast, naive = both(CORRECTION_JOBS, 3, predictor="ave2", correction="incremental")
     expected = {
         1: (0.0, False, 1000.0, 0),
         2: (0.0, False, 1000.0, 0),
-        3: (30.0, False, 15.0, 3),
-        4: (530.0, False, 100.0, 0),
-        5: (540.0, False, 60.0, 0),
+        3: (30.0, False, 15.0, 4),
+        4: (1030.0, False, 100.0, 0),
+        5: (1040.0, False, 60.0, 0),
     }
     assert fast == naive == expected
 
 
+def test_hand_incremental_runs_out_of_steps():
+    # job 3 (AVE2 15 s) runs 400 h = 1,440,000 s, requested 2,000,000 s: the 11 steps take it to
+    # 15 s + 100 h = 360,015 s, still below its run time, so the 12th correction sets the
+    # requested time (and nothing more happens: it is never above p~_j)
+    jobs = [job(1, 0, 1, 10, 1000, 1), job(2, 0, 1, 20, 1000, 1), job(3, 30, 2, 1_440_000, 2e6, 1)]
+    fast, naive = both(jobs, 3, predictor="ave2", correction="incremental")
+    assert fast == naive
+    assert fast[3] == (30.0, False, 15.0, 12)
+
+
 def test_hand_doubling_correction():
     # at 50: 15 -> 30 s, predicted end 60 > 50 (1 correction); shadow 60, job 5 (end 110) is not
-    # backfilled. At 530 job 3 ends having outlived 60, 90, 150, 270 and 510: 30 -> 60 -> 120
-    # -> 240 -> 480 -> 960 (end 990 > 530), 6 corrections in all. Same starts as INCREMENTAL.
+    # backfilled. At 1030 job 3 ends having outlived 60, 90, 150, 270, 510 and 990: 30 -> 60 ->
+    # 120 -> 240 -> 480 -> 960 -> 1920 (end 1950 > 1030), 7 corrections in all. Same starts as
+    # INCREMENTAL.
     fast, naive = both(CORRECTION_JOBS, 3, predictor="ave2", correction="doubling")
     assert fast == naive
-    assert {k: v[0] for k, v in fast.items()} == {1: 0.0, 2: 0.0, 3: 30.0, 4: 530.0, 5: 540.0}
-    assert fast[3][3] == 6
+    assert {k: v[0] for k, v in fast.items()} == {1: 0.0, 2: 0.0, 3: 30.0, 4: 1030.0, 5: 1040.0}
+    assert fast[3][3] == 7
     assert {k: v[2] for k, v in fast.items()} == PREDICTIONS
 
 
 def test_hand_requested_time_correction():
-    # at 50: job 3's prediction becomes its requested 1000 s (end 1030; 1 correction); shadow
-    # 1030, so job 5 (end 110) is backfilled at 50. Job 4 starts when job 3 ends, at 530.
+    # at 50: job 3's prediction becomes its requested 10000 s (end 10030; 1 correction); shadow
+    # 10030, so job 5 (end 110) is backfilled at 50. Job 4 starts when job 3 ends, at 1030.
     fast, naive = both(CORRECTION_JOBS, 3, predictor="ave2", correction="requested")
     expected = {
         1: (0.0, False, 1000.0, 0),
         2: (0.0, False, 1000.0, 0),
         3: (30.0, False, 15.0, 1),
-        4: (530.0, False, 100.0, 0),
+        4: (1030.0, False, 100.0, 0),
         5: (50.0, True, 60.0, 0),
     }
     assert fast == naive == expected
@@ -268,6 +282,29 @@ def test_compiled_variant_matches_reference(workload, predictor, correction, ord
     kwargs = {"predictor": predictor, "correction": correction, "backfill_order": order}
     fast, naive = both(jobs, m, **kwargs)
     assert fast == naive, kwargs
+
+
+@pytest.mark.parametrize("correction", ["requested", "incremental", "doubling"])
+def test_compiled_variant_matches_reference_on_longer_queues(correction):
+    """Seeded workloads of 20-40 jobs: longer queues than hypothesis draws, so started jobs
+    linger in the sorted SJBF list (compacted lazily) while corrections change their estimates.
+    A BQ keyed on the current estimate instead of the prediction at submission failed here."""
+    rng = np.random.default_rng(12)
+    for _ in range(60):
+        m = int(rng.integers(2, 9))
+        n = int(rng.integers(20, 41))
+        jobs = []
+        for job_id in rng.permutation(np.arange(1, n + 1)):
+            # small integers: many equal predictions (SJBF ties broken by submit time, number)
+            run = int(rng.integers(1, 8))
+            req = run if rng.random() < 0.3 else int(rng.integers(run, 3 * run + 5))
+            submit, procs = int(rng.integers(0, 25)), int(rng.integers(1, m + 1))
+            jobs.append(job(int(job_id), submit, procs, run, req, int(rng.integers(0, 3))))
+        for predictor in ("ave2", "requested"):
+            for order in ORDERS:
+                kwargs = {"predictor": predictor, "correction": correction, "backfill_order": order}
+                fast, naive = both(jobs, m, **kwargs)
+                assert fast == naive, kwargs
 
 
 # -- no look-ahead ---------------------------------------------------------------------------------
