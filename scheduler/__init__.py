@@ -43,6 +43,8 @@ _EXPORTS: dict[str, str] = {
     "SimulationResult": "scheduler.sim.engine",
     "simulate": "scheduler.sim.engine",
     "simulate_arrays": "scheduler.sim.engine",
+    "PredictedResult": "scheduler.sim.prediction",
+    "simulate_predicted": "scheduler.sim.prediction",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -74,6 +76,7 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
         simulate_arrays,
     )
     from scheduler.sim.metrics import RunSummary, cumulative_wait
+    from scheduler.sim.prediction import PredictedResult, simulate_predicted
     from scheduler.traces.filters import FilterReport, strong_filter
     from scheduler.traces.summary import trace_summary
     from scheduler.traces.swf import SwfHeader, Trace, read_swf, write_swf

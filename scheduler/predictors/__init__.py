@@ -2,10 +2,12 @@
 
 ``losses`` holds the 20 asymmetric losses (spec strings, integer codes, compiled value and
 derivative); ``nag`` the Normalized Adaptive Gradient learner on the degree-2 polynomial basis
-(compiled kernels in the private ``_nag``); ``base`` the ``PREDICTORS`` registry.
+(compiled kernels in the private ``_nag``); ``base`` the ``PREDICTORS`` registry;
+``corrections`` the ``CORRECTIONS`` registry.
 """
 
 from scheduler.predictors.base import PREDICTORS
+from scheduler.predictors.corrections import CORRECTIONS, INCREMENTS_S
 from scheduler.predictors.losses import (
     ALL_LOSSES,
     GAMMA_FLOOR,
@@ -22,8 +24,10 @@ from scheduler.predictors.nag import NagLearner, basis_dim, new_state
 
 __all__ = [
     "ALL_LOSSES",
+    "CORRECTIONS",
     "GAMMAS",
     "GAMMA_FLOOR",
+    "INCREMENTS_S",
     "LOSSES",
     "PREDICTORS",
     "SHAPES",

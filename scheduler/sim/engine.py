@@ -540,3 +540,11 @@ def simulate(
         estimate=estimate_label,
     )
     return SimulationResult(result, summarize(result, int(m)), config, source_jobs=table)
+
+
+# The input checks, shared with the sibling engine variants (``scheduler.sim.prediction``).
+check_choice = _check_choice
+job_column = _column
+is_job_ordered = _is_job_ordered
+machine_procs_value = _machine_procs
+check_jobs = _validate_jobs

@@ -28,6 +28,7 @@ class NaiveJob:
     run_s: float  # actual run time p_j
     estimate_s: float  # est_j, the only duration the scheduler sees
     requested_s: float  # requested time p~_j (used by outlive="requested")
+    user: int = 0  # SWF user number (used by the run-time predictors only)
 
 
 @dataclass(frozen=True)
@@ -213,5 +214,160 @@ def naive_simulate(
                 start(j, now, backfilled=True)
     else:
         raise AssertionError("naive_simulate did not terminate")
+    assert len(results) == len(jobs)
+    return results
+
+
+# -- Run-time prediction inside the simulation (docs/simulator.md, same-named section) ------------
+
+PREDICTORS = ("requested", "ave2", "clairvoyant")
+CORRECTIONS = ("requested", "incremental", "doubling")
+BACKFILL_ORDERS = ("easy", "sjbf")
+#: INCREMENTAL's steps: 1 min, 5 min, 15 min, 30 min, 1 h, 2 h, 5 h, 10 h, 20 h, 50 h, 100 h.
+_STEPS_S = [60, 5 * 60, 15 * 60, 30 * 60, 3600, 2 * 3600, 5 * 3600, 10 * 3600, 20 * 3600,
+            50 * 3600, 100 * 3600]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class NaivePredicted:
+    start_s: float
+    backfilled: bool
+    prediction_s: float  # made at submission
+    corrections: int
+
+
+@dataclass
+class _PRunning:
+    job: NaiveJob
+    start_s: float
+    original_s: float  # the prediction at submission
+    pred_s: float  # the current (corrected) prediction
+    corrections: int
+    end_est_s: float  # start + pred, or now + 1 after the fallback
+
+    @property
+    def end_s(self) -> float:
+        return self.start_s + self.job.run_s
+
+
+def _corrected(r: _PRunning, correction: str) -> float:
+    """The prediction after one more correction (never above the requested time)."""
+    req = r.job.requested_s
+    if correction == "requested":
+        new = req
+    elif correction == "incremental":
+        k = r.corrections  # this is correction number k + 1
+        new = r.original_s + _STEPS_S[k] if k < len(_STEPS_S) else req
+    else:  # doubling
+        new = 2 * r.pred_s
+    return min(new, req)
+
+
+def _correct_until(r: _PRunning, correction: str, outlived: Callable[[float], bool]) -> None:
+    while r.pred_s < r.job.requested_s and outlived(r.start_s + r.pred_s):
+        r.pred_s = _corrected(r, correction)
+        r.corrections += 1
+
+
+def naive_simulate_predicted(
+    jobs: Sequence[NaiveJob],
+    machine_procs: int,
+    predictor: str = "requested",
+    correction: str = "requested",
+    backfill_order: str = "easy",
+) -> dict[int, NaivePredicted]:
+    """EASY(FCFS, FCFS) on predictions; backfill candidates in FCFS or SJBF order.
+
+    `estimate_s` of the jobs is ignored: the scheduler sees the predictions.
+    """
+    assert predictor in PREDICTORS and correction in CORRECTIONS
+    assert backfill_order in BACKFILL_ORDERS
+    jobs = list(jobs)
+    _check(jobs, machine_procs, "FCFS", "FCFS", None, "default", "requested")
+    pending = sorted(jobs, key=lambda j: (j.submit_s, j.job_id))
+    waiting: list[tuple[NaiveJob, float]] = []  # (job, prediction), in FCFS order
+    running: list[_PRunning] = []
+    finished_runs: dict[int, list[float]] = {}  # user -> run times, in completion order
+    free = machine_procs
+    results: dict[int, NaivePredicted] = {}
+    started: dict[int, tuple[float, bool, float]] = {}
+
+    def predict(job: NaiveJob) -> float:
+        if predictor == "requested":
+            p = job.requested_s
+        elif predictor == "clairvoyant":
+            p = job.run_s
+        else:  # ave2: mean of the last two finished run times of the user
+            runs = finished_runs.get(job.user, [])
+            p = (runs[-1] + runs[-2]) / 2 if len(runs) >= 2 else job.requested_s
+        return min(max(p, 1.0), job.requested_s)
+
+    def start(entry: tuple[NaiveJob, float], now: float, backfilled: bool) -> None:
+        nonlocal free
+        job, pred = entry
+        assert job.procs <= free
+        free -= job.procs
+        waiting.remove(entry)
+        running.append(_PRunning(job, now, pred, pred, 0, now + pred))
+        started[job.job_id] = (now, backfilled, pred)
+
+    for _ in range(2 * len(jobs) + 1):
+        if not pending and not waiting and not running:
+            break
+        next_submit = pending[0].submit_s if pending else math.inf
+        next_end = min((r.end_s for r in running), default=math.inf)
+        now = min(next_submit, next_end)
+        assert now < math.inf
+        # completions, in job order: the job is corrected while it was still running at its
+        # predicted end (strictly before now), then its run time becomes known
+        ending = sorted((r for r in running if r.end_s == now),
+                        key=lambda r: (r.job.submit_s, r.job.job_id))  # fmt: skip
+        for r in ending:
+            running.remove(r)
+            free += r.job.procs
+            _correct_until(r, correction, lambda e, now=now: e < now)
+            finished_runs.setdefault(r.job.user, []).append(r.job.run_s)
+            s, b, pred = started[r.job.job_id]
+            results[r.job.job_id] = NaivePredicted(s, b, pred, r.corrections)
+        while pending and pending[0].submit_s == now:
+            job = pending.pop(0)
+            waiting.append((job, predict(job)))
+
+        # steps 1-2 with P_R = FCFS
+        queue = sorted(waiting, key=lambda e: (e[0].submit_s, e[0].job_id))
+        while queue and queue[0][0].procs <= free:
+            start(queue.pop(0), now, backfilled=False)
+        if not queue:
+            continue
+        # step 3: correct the running jobs that reached their predicted end, then reserve
+        h = queue.pop(0)[0]
+        for r in running:
+            if r.end_est_s <= now:
+                _correct_until(r, correction, lambda e, now=now: e <= now)
+                r.end_est_s = r.start_s + r.pred_s
+                if r.end_est_s <= now:
+                    r.end_est_s = now + 1.0
+        count = free
+        shadow = math.nan
+        for r in sorted(running, key=lambda r: (r.end_est_s, r.job.job_id)):
+            count += r.job.procs
+            if count >= h.procs:
+                shadow = r.end_est_s
+                break
+        extra = count - h.procs
+        # step 4: FCFS order, or SJBF: increasing prediction, ties by submit time, job number
+        if backfill_order == "sjbf":
+            queue.sort(key=lambda e: (e[1], e[0].submit_s, e[0].job_id))
+        for entry in queue:
+            job, pred = entry
+            if job.procs > free:
+                continue
+            if now + pred <= shadow:
+                start(entry, now, backfilled=True)
+            elif job.procs <= extra:
+                extra -= job.procs
+                start(entry, now, backfilled=True)
+    else:
+        raise AssertionError("naive_simulate_predicted did not terminate")
     assert len(results) == len(jobs)
     return results

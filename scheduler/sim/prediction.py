@@ -1,0 +1,298 @@
+"""Run-time prediction inside the simulation (issue #12): EASY on predicted run times.
+
+- :func:`simulate_predicted` takes a :class:`~scheduler.traces.swf.Trace` (or an SWF job table)
+  and returns a :class:`PredictedResult`: the :class:`~scheduler.sim.engine.SimulationResult` of
+  :func:`scheduler.simulate` with the columns ``prediction_s`` and ``corrections`` added, and the
+  run's total of corrections.
+- :func:`simulate_predicted_arrays` is the low-level entry over NumPy arrays.
+
+The scheduler sees each job's prediction instead of its requested time; predictions are made at
+submission, learned online from the simulated schedule, corrected when a job outlives them, and
+backfilling tries candidates in FCFS order (``"easy"``) or by increasing prediction (``"sjbf"``).
+The semantics are in ``docs/simulator.md`` ("Run-time prediction inside the simulation"); the
+loop is the compiled sibling of the EASY kernel, ``scheduler.sim._predict_kernel``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import polars as pl
+
+from scheduler.core.errors import ConfigurationError
+from scheduler.predictors import PREDICTORS
+from scheduler.predictors.corrections import CORRECTIONS
+from scheduler.predictors.losses import GAMMA_FLOOR, loss_code
+from scheduler.predictors.nag import ETA
+from scheduler.predictors.nag import new_state as nag_state
+from scheduler.sim import _kernel as kernel
+from scheduler.sim import _predict_kernel as pk
+from scheduler.sim.engine import (
+    SimulationConfig,
+    SimulationResult,
+    check_choice,
+    check_jobs,
+    is_job_ordered,
+    job_column,
+    machine_procs_value,
+)
+from scheduler.sim.metrics import job_metric_columns, summarize
+from scheduler.traces.swf import Trace
+
+BackfillOrder = Literal["easy", "sjbf"]
+
+#: Default ℓ2 weight λ of the NAG predictor: 0 (plain NAG) until the study tunes it.
+LAM = 0.0
+
+_PREDICTOR_CODES = {
+    "requested": pk.PRED_REQUESTED,
+    "ave2": pk.PRED_AVE2,
+    "clairvoyant": pk.PRED_CLAIRVOYANT,
+    "nag": pk.PRED_NAG,
+}
+_CORRECTION_CODES = {
+    "requested": pk.CORR_REQUESTED,
+    "incremental": pk.CORR_INCREMENTAL,
+    "doubling": pk.CORR_DOUBLING,
+}
+_BACKFILL_ORDERS = ("easy", "sjbf")
+_TABLE_COLUMNS = (
+    "job_id", "submit_s", "run_s", "alloc_procs", "req_procs", "req_time_s", "user_id"
+)  # fmt: skip
+
+
+_RESULT_COLUMNS = (
+    "job_id", "submit_s", "procs", "run_s", "estimate_s", "start_s", "backfilled",
+    "prediction_s", "corrections",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PredictedArrays:
+    """A predicted simulation over arrays, in the input's order: start times (s), whether each
+    job was backfilled, its prediction at submission (s), its corrections; for ``"nag"`` also
+    the features at submission, one row per job (``docs/simulator.md``), else ``None``."""
+
+    start_s: np.ndarray
+    backfilled: np.ndarray
+    prediction_s: np.ndarray
+    corrections: np.ndarray
+    features: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class PredictedResult(SimulationResult):
+    """:class:`SimulationResult` plus the predictions: ``jobs`` has the extra columns
+    ``prediction_s`` (at submission) and ``corrections``; ``estimate_s`` holds the prediction."""
+
+    predictor: str = "requested"
+    loss: str | None = None
+    correction: str = "requested"
+    backfill_order: str = "easy"
+    total_corrections: int = 0
+
+
+def _names(predictor: str, correction: str, backfill_order: str) -> tuple[str, str, str]:
+    name = PREDICTORS.lookup(predictor, where="predictor")
+    corr = CORRECTIONS.lookup(correction, where="correction")
+    if not isinstance(backfill_order, str):
+        raise ConfigurationError(f"backfill_order must be one of {list(_BACKFILL_ORDERS)}")
+    order = backfill_order.lower()
+    check_choice("backfill_order", order, _BACKFILL_ORDERS)
+    return name, corr, order
+
+
+def simulate_predicted_arrays(
+    submit_s: np.ndarray,
+    procs: np.ndarray,
+    run_s: np.ndarray,
+    requested_s: np.ndarray,
+    user_id: np.ndarray,
+    machine_procs: int,
+    *,
+    job_id: np.ndarray | None = None,
+    predictor: str = "requested",
+    loss: object = "eloss",
+    correction: str = "requested",
+    backfill_order: BackfillOrder = "easy",
+    reservation: str = "default",
+    eta: float = ETA,
+    lam: float = LAM,
+    squares: bool = True,
+    gamma_floor: float = GAMMA_FLOOR,
+) -> PredictedArrays:
+    """EASY(FCFS) on predicted run times over plain arrays (one entry per job, any order).
+
+    ``user_id`` is the SWF user number (any integers); the other arrays are as for
+    :func:`scheduler.sim.engine.simulate_arrays`, with the requested time as the upper bound of
+    every prediction. ``loss``, ``eta``, ``lam``, ``squares`` and ``gamma_floor`` configure the
+    ``"nag"`` predictor (``scheduler.predictors.nag.NagLearner``) and are ignored otherwise.
+    """
+    name, corr, order = _names(predictor, correction, backfill_order)
+    check_choice("reservation", reservation, ("default", "classic"))
+    code = loss_code(loss) if name == "nag" else 0
+    if name == "nag" and not eta > 0:
+        raise ConfigurationError(f"eta must be > 0, got {eta}")
+    if name == "nag" and not lam >= 0:
+        raise ConfigurationError(f"lam must be >= 0, got {lam}")
+    m = machine_procs_value(machine_procs)
+    submit = job_column("submit_s", submit_s, None)
+    n = submit.shape[0]
+    if n == 0:
+        raise ConfigurationError("no job to simulate: the input holds 0 jobs")
+    ids = np.arange(n, dtype=np.float64) if job_id is None else job_column("job_id", job_id, n)
+    requested = job_column("requested_s", requested_s, n)
+    jobs = np.empty((kernel.JOB_ROWS, n), dtype=np.float64)
+    jobs[kernel.SUBMIT] = submit
+    jobs[kernel.PROCS] = job_column("procs", procs, n)
+    jobs[kernel.RUN] = job_column("run_s", run_s, n)
+    jobs[kernel.EST] = requested
+    jobs[kernel.REQ] = requested
+    jobs[kernel.JOBID] = ids
+    check_jobs(jobs, m)
+    users = np.asarray(user_id)
+    if users.shape != (n,):
+        raise ConfigurationError(f"user_id has shape {users.shape}, expected ({n},)")
+    _, user_index = np.unique(users, return_inverse=True)
+    user_index = user_index.astype(np.int64).reshape(n)
+    order_ix = None
+    if n > 1 and not is_job_ordered(jobs[kernel.SUBMIT], jobs[kernel.JOBID]):
+        order_ix = np.lexsort((jobs[kernel.JOBID], jobs[kernel.SUBMIT]))
+        jobs = np.ascontiguousarray(jobs[:, order_ix])
+        user_index = np.ascontiguousarray(user_index[order_ix])
+    n_users = int(user_index.max()) + 1
+    istate, iwork, fwork = kernel.new_state(jobs, m)
+    pred = np.zeros(n)
+    ncorr = np.zeros(n, dtype=np.int64)
+    feats = np.zeros((n if name == "nag" else 1, pk.N_FEAT))
+    ustate, links, uhead = pk.new_user_state(n, n_users)
+    vec, acc = nag_state(pk.N_FEAT, squares=squares)
+    pk.run(
+        jobs, user_index, _PREDICTOR_CODES[name], _CORRECTION_CODES[corr], order == "sjbf",
+        reservation == "classic", code, float(eta), float(lam), float(gamma_floor),
+        istate, iwork, fwork, pred, ncorr, feats, ustate, links, uhead, vec, acc,
+    )  # fmt: skip
+
+    def restore(values: np.ndarray) -> np.ndarray:
+        if order_ix is None:
+            return values.copy()
+        out = np.empty_like(values)
+        out[order_ix] = values
+        return out
+
+    return PredictedArrays(
+        start_s=restore(fwork[kernel.START]),
+        backfilled=restore(iwork[kernel.STATUS] == kernel.STARTED_BACKFILL),
+        prediction_s=restore(pred),
+        corrections=restore(ncorr),
+        features=restore(feats) if name == "nag" else None,
+    )
+
+
+def simulate_predicted(
+    trace: Trace | pl.DataFrame,
+    *,
+    predictor: str = "requested",
+    loss: object = "eloss",
+    correction: str = "requested",
+    backfill_order: BackfillOrder = "easy",
+    machine_procs: int | None = None,
+    reservation: str = "default",
+    eta: float = ETA,
+    lam: float = LAM,
+    squares: bool = True,
+    gamma_floor: float = GAMMA_FLOOR,
+) -> PredictedResult:
+    """EASY(FCFS) with run-time predictions, corrections and EASY/SJBF backfilling on a trace.
+
+    ``predictor``: ``requested``, ``ave2``, ``clairvoyant`` or ``nag``
+    (``scheduler.predictors.PREDICTORS``); ``correction``: ``requested``, ``incremental`` or
+    ``doubling`` (``scheduler.predictors.corrections.CORRECTIONS``); ``backfill_order``:
+    ``easy`` (FCFS) or ``sjbf`` (shortest predicted job first). The user of each job is SWF
+    field 12 (``user_id``). Each job uses its allocated processors (SWF field 5), or its
+    requested ones (field 8) when the allocated count is unknown.
+    """
+    if isinstance(trace, Trace):
+        table = trace.jobs
+        m = trace.machine_procs if machine_procs is None else machine_procs
+    elif isinstance(trace, pl.DataFrame):
+        table = trace
+        if machine_procs is None:
+            raise ConfigurationError("simulate_predicted() needs machine_procs with a bare table")
+        m = machine_procs
+        missing = [c for c in _TABLE_COLUMNS if c not in table.columns]
+        if missing:
+            raise ConfigurationError(
+                f"the job table lacks the columns {', '.join(missing)}; expected the SWF columns "
+                f"{', '.join(_TABLE_COLUMNS)}"
+            )
+    else:
+        raise TypeError(
+            "trace must be a scheduler.Trace or a polars DataFrame, got "
+            f"{type(trace).__name__}"
+        )
+    m = machine_procs_value(m)
+    name, corr, order = _names(predictor, correction, backfill_order)
+    jobs = table.select(
+        "job_id",
+        "submit_s",
+        pl.when(pl.col("alloc_procs") > 0)
+        .then(pl.col("alloc_procs"))
+        .otherwise(pl.col("req_procs"))
+        .alias("procs"),
+        "run_s",
+        pl.col("req_time_s").cast(pl.Float64).alias("requested_s"),
+        "user_id",
+    )
+    out = simulate_predicted_arrays(
+        jobs["submit_s"].to_numpy(),
+        jobs["procs"].to_numpy(),
+        jobs["run_s"].to_numpy(),
+        jobs["requested_s"].to_numpy(),
+        jobs["user_id"].to_numpy(),
+        m,
+        job_id=jobs["job_id"].to_numpy(),
+        predictor=name,
+        loss=loss,
+        correction=corr,
+        backfill_order=order,
+        reservation=reservation,
+        eta=eta,
+        lam=lam,
+        squares=squares,
+        gamma_floor=gamma_floor,
+    )
+    result = (
+        jobs.drop("requested_s", "user_id")
+        .with_columns(
+            pl.Series("estimate_s", out.prediction_s),
+            pl.Series("start_s", out.start_s),
+            pl.Series("backfilled", out.backfilled),
+            pl.Series("prediction_s", out.prediction_s),
+            pl.Series("corrections", out.corrections),
+        )
+        .select(*_RESULT_COLUMNS)
+        .with_columns(job_metric_columns())
+        .sort("submit_s", "job_id")
+    )
+    config = SimulationConfig(
+        machine_procs=m,
+        primary="FCFS",
+        backfill="SJBF" if order == "sjbf" else "FCFS",
+        reservation=reservation,  # type: ignore[arg-type]
+        outlive="requested",
+        estimate=f"predicted:{name}",
+    )
+    return PredictedResult(
+        result,
+        summarize(result, m),
+        config,
+        source_jobs=table,
+        predictor=name,
+        loss=str(loss) if name == "nag" else None,
+        correction=corr,
+        backfill_order=order,
+        total_corrections=int(out.corrections.sum()),
+    )
