@@ -417,6 +417,47 @@ class SimulationResult:
         )
 
 
+def trace_table(
+    trace: Trace | pl.DataFrame,
+    machine_procs: int | None,
+    caller: str = "simulate",
+    columns: tuple[str, ...] = _TABLE_COLUMNS,
+) -> tuple[pl.DataFrame, object]:
+    """The job table and the machine size (processors, unchecked) of what a caller was given.
+
+    ``trace`` is a :class:`~scheduler.traces.swf.Trace` (its size unless ``machine_procs``
+    overrides it) or a bare SWF job table (then ``machine_procs`` is required and ``columns``
+    must be present). A path or any other object is a :class:`TypeError` saying how to read it;
+    ``caller`` names the public function in the messages.
+    """
+    if isinstance(trace, Trace):
+        table = trace.jobs
+        m = trace.machine_procs if machine_procs is None else machine_procs
+    elif isinstance(trace, pl.DataFrame):
+        table = trace
+        if machine_procs is None:
+            raise ConfigurationError(f"{caller}() needs machine_procs when given a bare table")
+        m = machine_procs
+        missing = [name for name in columns if name not in table.columns]
+        if missing:
+            raise ConfigurationError(
+                f"the job table lacks the column{'s' if len(missing) > 1 else ''} "
+                f"{', '.join(missing)}; expected the SWF columns {', '.join(columns)} "
+                "(as scheduler.read_swf gives them)"
+            )
+    elif isinstance(trace, str | os.PathLike):
+        raise TypeError(
+            f"trace must be a scheduler.Trace or a polars DataFrame, got the path {trace!r}; "
+            "read it with scheduler.read_swf(path) (and scheduler.strong_filter) first"
+        )
+    else:
+        raise TypeError(
+            "trace must be a scheduler.Trace or a polars DataFrame, got "
+            f"{type(trace).__name__} {trace!r:.60}"
+        )
+    return table, m
+
+
 def simulate(
     trace: Trace | pl.DataFrame,
     primary: str = "FCFS",
@@ -453,31 +494,7 @@ def simulate(
     Each job uses its allocated processors (SWF field 5), or its requested ones (field 8) when
     the allocated count is unknown.
     """
-    if isinstance(trace, Trace):
-        table = trace.jobs
-        m = trace.machine_procs if machine_procs is None else machine_procs
-    elif isinstance(trace, pl.DataFrame):
-        table = trace
-        if machine_procs is None:
-            raise ConfigurationError("simulate() needs machine_procs when given a bare table")
-        m = machine_procs
-        missing = [name for name in _TABLE_COLUMNS if name not in table.columns]
-        if missing:
-            raise ConfigurationError(
-                f"the job table lacks the column{'s' if len(missing) > 1 else ''} "
-                f"{', '.join(missing)}; expected the SWF columns {', '.join(_TABLE_COLUMNS)} "
-                "(as scheduler.read_swf gives them)"
-            )
-    elif isinstance(trace, str | os.PathLike):
-        raise TypeError(
-            f"trace must be a scheduler.Trace or a polars DataFrame, got the path {trace!r}; "
-            "read it with scheduler.read_swf(path) (and scheduler.strong_filter) first"
-        )
-    else:
-        raise TypeError(
-            "trace must be a scheduler.Trace or a polars DataFrame, got "
-            f"{type(trace).__name__} {trace!r:.60}"
-        )
+    table, m = trace_table(trace, machine_procs, "simulate")
     m = _machine_procs(m)
     threshold_s = parse_duration(threshold)
     if isinstance(estimate, str):

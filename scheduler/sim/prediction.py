@@ -37,6 +37,7 @@ from scheduler.sim.engine import (
     is_job_ordered,
     job_column,
     machine_procs_value,
+    trace_table,
 )
 from scheduler.sim.metrics import job_metric_columns, summarize
 from scheduler.traces.swf import Trace
@@ -214,25 +215,7 @@ def simulate_predicted(
     field 12 (``user_id``). Each job uses its allocated processors (SWF field 5), or its
     requested ones (field 8) when the allocated count is unknown.
     """
-    if isinstance(trace, Trace):
-        table = trace.jobs
-        m = trace.machine_procs if machine_procs is None else machine_procs
-    elif isinstance(trace, pl.DataFrame):
-        table = trace
-        if machine_procs is None:
-            raise ConfigurationError("simulate_predicted() needs machine_procs with a bare table")
-        m = machine_procs
-        missing = [c for c in _TABLE_COLUMNS if c not in table.columns]
-        if missing:
-            raise ConfigurationError(
-                f"the job table lacks the columns {', '.join(missing)}; expected the SWF columns "
-                f"{', '.join(_TABLE_COLUMNS)}"
-            )
-    else:
-        raise TypeError(
-            "trace must be a scheduler.Trace or a polars DataFrame, got "
-            f"{type(trace).__name__}"
-        )
+    table, m = trace_table(trace, machine_procs, "simulate_predicted", _TABLE_COLUMNS)
     m = machine_procs_value(m)
     name, corr, order = _names(predictor, correction, backfill_order)
     jobs = table.select(
