@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from scheduler.predictors._compile import jit
+from scheduler.core.compile import jit
 from scheduler.predictors.losses import loss_grad_at
 
 W, S, G, PHI = range(4)

@@ -59,9 +59,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scheduler.core.compile import jit
 from scheduler.core.errors import ConfigurationError, quote
 from scheduler.core.registry import Registry
-from scheduler.predictors._compile import jit
 
 #: Shapes of one side of a loss, in code order.
 SHAPES: tuple[str, ...] = ("linear", "squared")

@@ -32,44 +32,16 @@ branchy loops cost more than the scheduling itself.
 The state is resumable: ``advance`` processes every event before ``t_stop`` and returns, so a
 caller may change the policies between two calls (online policy selection) without losing jobs.
 
-When numba finds no writable cache directory (it raises ``RuntimeError`` at decoration), the
-functions are compiled in memory instead, with one warning; :mod:`scheduler.sim.cache` repairs
-a cache whose files cannot be read.
+The functions are compiled by :func:`scheduler.core.compile.jit` (in memory, with a warning,
+when numba has no writable cache directory); :mod:`scheduler.sim.cache` repairs a cache whose
+files cannot be read.
 """
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
-from numba import njit
 
-#: Why the kernel is not cached on disk in this process (``None``: it is).
-NOT_CACHED_REASON: str | None = None
-
-
-def _jit(func: Callable[..., Any]) -> Any:
-    """``njit(cache=True, nogil=True)``, or ``njit(nogil=True)`` with a warning when numba has
-    no writable cache directory."""
-    global NOT_CACHED_REASON
-    if NOT_CACHED_REASON is None:
-        try:
-            return njit(cache=True, nogil=True)(func)
-        except RuntimeError as exc:
-            if "cannot cache function" not in str(exc):
-                raise
-            NOT_CACHED_REASON = str(exc)
-            warnings.warn(
-                f"schedlab: no writable cache directory for the simulator kernel ({exc}); it is "
-                "compiled in memory, in every process (several seconds). Set NUMBA_CACHE_DIR "
-                "to a writable directory to cache it",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-    return njit(nogil=True)(func)
-
+from scheduler.core.compile import jit
 
 # rows of ``jobs``
 SUBMIT, PROCS, RUN, EST, REQ, JOBID = range(6)
@@ -120,7 +92,7 @@ def new_state(jobs: np.ndarray, machine_procs: int) -> tuple[np.ndarray, np.ndar
 # -- completion heap (by actual end) -------------------------------------------------------------
 
 
-@_jit
+@jit
 def _heap_push(iwork, fwork, size, j):
     i = size
     iwork[HEAP, i] = j
@@ -134,7 +106,7 @@ def _heap_push(iwork, fwork, size, j):
     return size + 1
 
 
-@_jit
+@jit
 def _heap_pop(iwork, fwork, size):
     top = iwork[HEAP, 0]
     size -= 1
@@ -157,7 +129,7 @@ def _heap_pop(iwork, fwork, size):
 # -- running jobs sorted by (estimated end, job number) ------------------------------------------
 
 
-@_jit
+@jit
 def _running_position(jobs, iwork, fwork, size, e, jid):
     """First position whose (estimated end, job number) is not smaller than (e, jid)."""
     lo, hi = 0, size
@@ -171,7 +143,7 @@ def _running_position(jobs, iwork, fwork, size, e, jid):
     return lo
 
 
-@_jit
+@jit
 def _running_insert(jobs, iwork, fwork, size, j):
     pos = _running_position(jobs, iwork, fwork, size, fwork[EST_END, j], jobs[JOBID, j])
     for i in range(size, pos, -1):
@@ -180,7 +152,7 @@ def _running_insert(jobs, iwork, fwork, size, j):
     return size + 1
 
 
-@_jit
+@jit
 def _running_remove(jobs, iwork, fwork, size, j):
     pos = _running_position(jobs, iwork, fwork, size, fwork[EST_END, j], jobs[JOBID, j])
     for i in range(pos, size - 1):
@@ -191,7 +163,7 @@ def _running_remove(jobs, iwork, fwork, size, j):
 # -- one scheduling pass -------------------------------------------------------------------------
 
 
-@_jit
+@jit
 def _start(j, now, how, jobs, istate, iwork, fwork):
     iwork[STATUS, j] = how
     istate[DEAD] += 1
@@ -203,7 +175,7 @@ def _start(j, now, how, jobs, istate, iwork, fwork):
     istate[RLEN] = _running_insert(jobs, iwork, fwork, istate[RLEN], j)
 
 
-@_jit
+@jit
 def _revise_outlived(now, outlive, jobs, istate, iwork, fwork):
     """Revise the estimate of every running job whose estimated end is <= now (docs: outlive)."""
     # outlived jobs sit at the front of the sorted running list; take them out first, then
@@ -230,7 +202,7 @@ def _revise_outlived(now, outlive, jobs, istate, iwork, fwork):
         istate[RLEN] = _running_insert(jobs, iwork, fwork, istate[RLEN], k)
 
 
-@_jit
+@jit
 def _reservation(head_procs, classic, jobs, istate, iwork, fwork):
     """Shadow time (s) and extra processors for a head job needing ``head_procs``."""
     available = istate[FREE]
@@ -250,7 +222,7 @@ def _reservation(head_procs, classic, jobs, istate, iwork, fwork):
     return np.inf, np.int64(0)
 
 
-@_jit
+@jit
 def _dynamic_keys(now, base_row, div_row, fits_only, head, jobs, keys, istate, iwork, fwork):
     """Collect waiting jobs in job order into CAND with their keys at ``now`` in KEY.
 
@@ -271,13 +243,13 @@ def _dynamic_keys(now, base_row, div_row, fits_only, head, jobs, keys, istate, i
     return count
 
 
-@_jit
+@jit
 def _ordered_candidates(count, iwork, fwork):
     """CAND[:count] stably sorted by KEY (collected in job order: ties by submit, number)."""
     return iwork[CAND, :count][np.argsort(fwork[KEY, :count], kind="mergesort")]
 
 
-@_jit
+@jit
 def _start_from_head(now, threshold_s, p_static, jobs, keys, istate, iwork, fwork):
     """EASY steps 1-2: start jobs in primary order while they fit; return the blocked job or -1."""
     qlen = istate[QLEN]
@@ -326,7 +298,7 @@ def _start_from_head(now, threshold_s, p_static, jobs, keys, istate, iwork, fwor
     return -1
 
 
-@_jit
+@jit
 def _backfill_order(now, head, b_static, jobs, keys, istate, iwork, fwork):
     """Jobs to try in backfill order: the sorted list (static key) or the sorted candidates."""
     if b_static:
@@ -336,7 +308,7 @@ def _backfill_order(now, head, b_static, jobs, keys, istate, iwork, fwork):
     return _ordered_candidates(count, iwork, fwork)
 
 
-@_jit
+@jit
 def _schedule(now, p_static, b_static, threshold_s, backfill, classic, outlive,
               jobs, keys, istate, iwork, fwork):  # fmt: skip
     """One scheduling pass at ``now`` (docs/simulator.md, steps 1-5)."""
@@ -380,7 +352,7 @@ def _schedule(now, p_static, b_static, threshold_s, backfill, classic, outlive,
 # -- queue lists ---------------------------------------------------------------------------------
 
 
-@_jit
+@jit
 def _compact(iwork, istate, p_static, b_static):
     """Drop started jobs from QUEUE (and PQ, BQ when maintained), keeping each list's order."""
     qlen = istate[QLEN]
@@ -397,7 +369,7 @@ def _compact(iwork, istate, p_static, b_static):
     istate[DEAD] = 0
 
 
-@_jit
+@jit
 def _sorted_insert(iwork, row, size, j, keys, key_row):
     """Insert job ``j`` into list ``row[:size]`` sorted by ``keys[key_row]``, after equal keys
     (``j`` is the newest job, so ties stay in job order)."""
@@ -414,7 +386,7 @@ def _sorted_insert(iwork, row, size, j, keys, key_row):
     iwork[row, lo] = j
 
 
-@_jit
+@jit
 def _rebuild_sorted(iwork, istate, row, keys, key_row):
     """Fill list ``row`` with the queued jobs stably sorted by ``keys[key_row]``."""
     qlen = istate[QLEN]
@@ -427,7 +399,7 @@ def _rebuild_sorted(iwork, istate, row, keys, key_row):
 # -- the event loop ------------------------------------------------------------------------------
 
 
-@_jit
+@jit
 def advance(jobs, keys, p_static, b_static, threshold_s, backfill, classic, outlive, t_stop,
             istate, iwork, fwork):  # fmt: skip
     """Process every event instant ``t < t_stop``; return the number of instants processed.

@@ -28,10 +28,9 @@ import math
 
 import numpy as np
 
+from scheduler.core.compile import jit
 from scheduler.predictors.nag import nag_predict, nag_update
 from scheduler.sim import _kernel as k
-
-_jit = k._jit
 
 # predictor codes
 PRED_REQUESTED, PRED_AVE2, PRED_CLAIRVOYANT, PRED_NAG = range(4)
@@ -76,7 +75,7 @@ def new_user_state(n: int, n_users: int) -> tuple[np.ndarray, np.ndarray, np.nda
 # -- what the scheduler knows about users ---------------------------------------------------------
 
 
-@_jit
+@jit
 def _user_started(j, now, jobs, user, ustate, links, uhead):
     u = user[j]
     ustate[U_NRUN, u] += 1.0
@@ -93,7 +92,7 @@ def _user_started(j, now, jobs, user, ustate, links, uhead):
     uhead[H_LAST, u] = j
 
 
-@_jit
+@jit
 def _user_finished(j, now, jobs, user, fwork, ustate, links, uhead):
     u = user[j]
     ustate[U_NRUN, u] -= 1.0
@@ -116,7 +115,7 @@ def _user_finished(j, now, jobs, user, fwork, ustate, links, uhead):
     ustate[U_LASTEND, u] = now
 
 
-@_jit
+@jit
 def _features(j, now, jobs, user, fwork, ustate, uhead, out):
     """The NAG features of job ``j`` submitted at ``now`` (its own submission counted)."""
     u = user[j]
@@ -157,7 +156,7 @@ def _features(j, now, jobs, user, fwork, ustate, uhead, out):
     out[F_WEEK_SIN] = math.sin(week)
 
 
-@_jit
+@jit
 def _predict(j, now, predictor, jobs, user, fwork, ustate, uhead, feats, vec):
     """The prediction (s) for job ``j`` at its submission, bounded to [1 s, p̃_j]."""
     req = jobs[k.REQ, j]
@@ -181,7 +180,7 @@ def _predict(j, now, predictor, jobs, user, fwork, ustate, uhead, feats, vec):
 # -- corrections ----------------------------------------------------------------------------------
 
 
-@_jit
+@jit
 def _correct(j, now, strict, correction, jobs, fwork, pred, ncorr):
     """Correct job ``j`` while its predicted end is <= now (< now when ``strict``) and its
     prediction is below p̃_j."""
@@ -202,7 +201,7 @@ def _correct(j, now, strict, correction, jobs, fwork, pred, ncorr):
         ncorr[j] = c + 1
 
 
-@_jit
+@jit
 def _revise_predicted(now, correction, jobs, istate, iwork, fwork, pred, ncorr):
     """Correct every running job whose predicted end is <= now (as ``_kernel._revise_outlived``,
     with the correction rules instead of the outlive rules)."""
@@ -226,13 +225,13 @@ def _revise_predicted(now, correction, jobs, istate, iwork, fwork, pred, ncorr):
 # -- one pass -------------------------------------------------------------------------------------
 
 
-@_jit
+@jit
 def _start_job(j, now, how, jobs, user, istate, iwork, fwork, ustate, links, uhead):
     k._start(j, now, how, jobs, istate, iwork, fwork)
     _user_started(j, now, jobs, user, ustate, links, uhead)
 
 
-@_jit
+@jit
 def _schedule(now, sjbf, classic, correction, jobs, user, istate, iwork, fwork, pred, ncorr,
               ustate, links, uhead):  # fmt: skip
     """One EASY(FCFS) pass at ``now`` on the predictions; backfill order FCFS or SJBF."""
@@ -287,7 +286,7 @@ def _schedule(now, sjbf, classic, correction, jobs, user, istate, iwork, fwork, 
 # -- the event loop -------------------------------------------------------------------------------
 
 
-@_jit
+@jit
 def run(jobs, user, predictor, correction, sjbf, classic, loss_code, eta, lam, gamma_floor,
         istate, iwork, fwork, pred, ncorr, feats, ustate, links, uhead, vec, acc):  # fmt: skip
     """Simulate every job to completion; return the number of event instants processed.
