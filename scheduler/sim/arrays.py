@@ -17,6 +17,7 @@ import polars as pl
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.core.steps import read_table, table_machine_procs
+from scheduler.traces.swf import used_procs
 
 __all__ = ["TraceArrays", "WeekArrays", "kernel_arrays", "trace_arrays", "week_arrays"]
 
@@ -48,15 +49,12 @@ def week_arrays(weeks: pl.DataFrame, machine_procs: int, *, source: str = "weeks
     if weeks.height == 0:
         raise ConfigurationError(f"{source}: no jobs in this batch of weeks")
     weeks = weeks.sort("week_index", "submit_s", "job_id")
-    procs_column = (
-        pl.when(pl.col("alloc_procs") > 0).then(pl.col("alloc_procs")).otherwise("req_procs")
-    )
     table = weeks.select(
         pl.col("week_index").cast(pl.Int64),
         pl.col("job_id").cast(pl.Float64),
         pl.col("submit_s").cast(pl.Float64),
         pl.col("run_s").cast(pl.Float64),
-        procs_column.cast(pl.Float64).alias("procs"),
+        used_procs().cast(pl.Float64).alias("procs"),
         pl.col("req_time_s").cast(pl.Float64).alias("estimate_s"),
     )
     arrays = {name: table[name].to_numpy() for name in table.columns}

@@ -27,7 +27,7 @@ from scheduler.policies import PolicyInputs, PriorityKey, get_policy, priority_k
 from scheduler.sim import _kernel as kernel
 from scheduler.sim.cache import repair_broken_cache
 from scheduler.sim.metrics import RunSummary, cumulative_wait, job_metric_columns, summarize
-from scheduler.traces.swf import Trace
+from scheduler.traces.swf import Trace, used_procs
 
 Reservation = Literal["default", "classic"]
 Outlive = Literal["requested", "double"]
@@ -518,10 +518,7 @@ def simulate(
     jobs = table.select(
         "job_id",
         "submit_s",
-        pl.when(pl.col("alloc_procs") > 0)
-        .then(pl.col("alloc_procs"))
-        .otherwise(pl.col("req_procs"))
-        .alias("procs"),
+        used_procs().alias("procs"),
         "run_s",
         estimate_column.cast(pl.Float64).alias("estimate_s"),
         pl.col("req_time_s").cast(pl.Float64).alias("requested_s"),

@@ -40,7 +40,7 @@ from scheduler.sim.engine import (
     trace_table,
 )
 from scheduler.sim.metrics import job_metric_columns, summarize
-from scheduler.traces.swf import Trace
+from scheduler.traces.swf import Trace, used_procs
 
 BackfillOrder = Literal["easy", "sjbf"]
 
@@ -221,10 +221,7 @@ def simulate_predicted(
     jobs = table.select(
         "job_id",
         "submit_s",
-        pl.when(pl.col("alloc_procs") > 0)
-        .then(pl.col("alloc_procs"))
-        .otherwise(pl.col("req_procs"))
-        .alias("procs"),
+        used_procs().alias("procs"),
         "run_s",
         pl.col("req_time_s").cast(pl.Float64).alias("requested_s"),
         "user_id",

@@ -7,7 +7,7 @@ from typing import Any
 import polars as pl
 
 from scheduler.core.constants import WEEK_S
-from scheduler.traces.swf import Trace
+from scheduler.traces.swf import Trace, used_procs
 
 __all__ = ["trace_summary"]
 
@@ -70,11 +70,7 @@ def trace_summary(trace: Trace) -> dict[str, Any]:
 
 def _processor_seconds(jobs: pl.DataFrame) -> float:
     """Sum of processors x run time (processor-seconds) of the jobs with both known."""
-    procs = (
-        pl.when(pl.col("alloc_procs") > 0)
-        .then(pl.col("alloc_procs"))
-        .otherwise(pl.col("req_procs"))
-    )
+    procs = used_procs()
     run_s = pl.col("run_s")
     # Float64: the sum over a large log can exceed what Int64 products comfortably hold.
     work = (procs.cast(pl.Float64) * run_s.cast(pl.Float64)).filter((procs > 0) & (run_s > 0))

@@ -42,11 +42,20 @@ __all__ = [
     "Trace",
     "check_unique_job_ids",
     "read_swf",
+    "used_procs",
     "write_swf",
 ]
 
 #: Number of whitespace-separated fields of an SWF job line.
 SWF_FIELD_COUNT = len(SWF_COLUMNS)
+
+
+def used_procs() -> pl.Expr:
+    """The processors a job uses, as a polars expression over an SWF job table: its allocated
+    processors (field 5, ``alloc_procs``) when known (> 0), else its requested ones (field 8,
+    ``req_procs``). The simulator, the kernel input arrays and the trace summary all count a
+    job's processors this way."""
+    return pl.when(pl.col("alloc_procs") > 0).then(pl.col("alloc_procs")).otherwise("req_procs")
 
 #: Largest (decompressed) content :func:`read_swf` accepts by default: 4 GiB, some 40 times the
 #: largest log of the Parallel Workloads Archive; a gzip bomb stops there, not at the memory's end.
