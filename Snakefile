@@ -32,8 +32,14 @@ if "online" in STUDIES:
     include: "workflow/rules/online.smk"
 
 
+if "prediction" in STUDIES:
+
+    include: "workflow/rules/prediction.smk"
+
+
 rule all:
     default_target: True
     input:
         tuning_targets(),
         online_targets(),
+        prediction_targets(),

@@ -36,7 +36,8 @@ SUBMITTED = re.compile(r"has been submitted with SLURM jobid (\d+) \(log: \S*/sl
 
 
 def cluster_study_config(mirror: Path) -> dict:
-    """The tiny study, smaller: 2 pairs x 2 thresholds x 2 splits, one online replica."""
+    """The tiny study, smaller: 2 pairs x 2 thresholds x 2 splits, one online replica, two
+    prediction techniques with EASY backfilling."""
     config = tiny_config(
         mirror,
         backfill_policies=["FCFS"],
@@ -47,6 +48,7 @@ def cluster_study_config(mirror: Path) -> dict:
         replicas=1, policies=["FCFS", "SPF"], periods=["1d"], selectors=["full", "bandit"],
         epsilons=[0.1],
     )  # fmt: skip
+    config["prediction"].update(predictors=["requested", "nag"], backfill=["easy"])
     return config
 
 

@@ -6,6 +6,8 @@ from snakemake.utils import validate
 from scheduler.core.code_hash import step_hash
 from scheduler.studies.online import steps as online_steps
 from scheduler.studies.online.plan import online_plan
+from scheduler.studies.prediction import steps as prediction_steps
+from scheduler.studies.prediction.plan import prediction_plan
 from scheduler.studies.tuning import steps as tuning_steps
 from scheduler.studies.tuning.plan import tuning_plan
 from scheduler.traces import steps as trace_steps
@@ -16,6 +18,7 @@ validate(config, schema="../schemas/config.schema.yaml")
 STUDIES = tuple(config["studies"])
 PLAN = tuning_plan(config) if "tuning" in STUDIES else None
 ONLINE_PLAN = online_plan(config) if "online" in STUDIES else None
+PREDICTION_PLAN = prediction_plan(config) if "prediction" in STUDIES else None
 
 # The params of each step hold step_hash(<the step function it calls>), the hash of the modules
 # that function can import (derived from the import graph by scheduler.core.code_hash), so
@@ -23,6 +26,7 @@ ONLINE_PLAN = online_plan(config) if "online" in STUDIES else None
 
 TUNING = "results/tuning"
 ONLINE = "results/online"
+PREDICTION = "results/prediction"
 # One simulation job's file name below {TUNING}/{trace}/sims/ (and logs/, benchmarks/).
 SIM_CASE = "{split}/{primary}/{backfill}/{threshold}/batch{batch}"
 # The figure names come from the step module that draws them.
@@ -58,6 +62,11 @@ wildcard_constraints:
     period=r"none|[0-9]+[smhdw]",
     strategy=r"[A-Za-z0-9.-]+",
     online_figure=r"fixed_improvement|(selector_improvement|choice_shares)_[0-9]+[smhdw]",
+    technique=r"[A-Za-z0-9-]+",
+    overrun="clip",
+    prediction_figure=_alternatives(
+        prediction_steps.TRACE_FIGURES + prediction_steps.STUDY_FIGURES
+    ),
 
 
 def trace_source(wildcards):
@@ -257,4 +266,78 @@ def online_targets():
         figure=online_figures(),
         ext=("png", "pdf"),
     )
+    return tables + figures
+
+
+# -- the run-time prediction study --------------------------------------------------------------
+
+
+def prediction_filtered(wildcards):
+    """The filtered log of the study (prediction.overrun: clip, or drop = the common filter)."""
+    if PREDICTION_PLAN.overrun == "drop":
+        return f"results/{wildcards.trace}/filtered.parquet"
+    return f"results/{wildcards.trace}/filtered-{PREDICTION_PLAN.overrun}.parquet"
+
+
+def technique_settings(wildcards):
+    """What defines one technique's simulations (keyword arguments of simulate_technique)."""
+    technique = PREDICTION_PLAN.technique(wildcards.technique)
+    return {
+        "predictor": technique.predictor,
+        "loss": technique.loss,
+        "corrections": list(PREDICTION_PLAN.corrections_of(technique)),
+        "backfills": list(PREDICTION_PLAN.backfills),
+    }
+
+
+def prediction_run_files(wildcards=None):
+    return [
+        f"{PREDICTION}/{trace}/runs/{technique.slug}.parquet"
+        for trace in PREDICTION_PLAN.trace_names
+        for technique in PREDICTION_PLAN.techniques
+    ]
+
+
+def ecdf_prediction_files(wildcards):
+    return [
+        f"{PREDICTION}/{wildcards.trace}/predictions/{slug}.parquet"
+        for slug in PREDICTION_PLAN.ecdf_techniques
+    ]
+
+
+def prediction_table_outputs():
+    """The outputs of prediction_tables (name -> file): lolo only with two logs or more."""
+    names = ["best_worst", "errors"]
+    if len(PREDICTION_PLAN.traces) > 1:
+        names.append("lolo")
+    outputs = {}
+    for name in names:
+        outputs[f"{name}_csv"] = report(
+            f"{PREDICTION}/tables/{name}.csv",
+            caption="../report/prediction_table.rst",
+            category="Run-time prediction",
+            labels={"table": name},
+        )
+        outputs[f"{name}_md"] = f"{PREDICTION}/tables/{name}.md"
+    return outputs
+
+
+def prediction_targets():
+    if PREDICTION_PLAN is None:
+        return []
+    outputs = prediction_table_outputs()
+    tables = [outputs[key] for key in outputs if key.endswith("_md")]
+    tables.append(f"{PREDICTION}/tables/runs.csv")
+    figures = expand(
+        f"{PREDICTION}/figures/{{trace}}/{{figure}}.{{ext}}",
+        trace=PREDICTION_PLAN.trace_names,
+        figure=prediction_steps.TRACE_FIGURES,
+        ext=("png", "pdf"),
+    )
+    if len(PREDICTION_PLAN.traces) > 1:
+        figures += expand(
+            f"{PREDICTION}/figures/{{figure}}.{{ext}}",
+            figure=prediction_steps.STUDY_FIGURES,
+            ext=("png", "pdf"),
+        )
     return tables + figures

@@ -1,0 +1,246 @@
+"""The run-time prediction study's workflow steps (one function per rule of
+``workflow/rules/prediction.smk``): simulate a technique's triples on a log, gather the runs,
+the tables, the figures."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+from scheduler.core.errors import ConfigurationError
+from scheduler.core.provenance import provenance, write_csv, write_markdown, write_parquet
+from scheduler.core.steps import flat_record, read_table, rule_log, table_machine_procs
+from scheduler.sim.prediction import simulate_predicted
+from scheduler.studies.prediction.plan import NO_CORRECTION, Triple
+from scheduler.studies.prediction.stats import (
+    RUN_COLUMNS,
+    best_worst_table,
+    error_table,
+    lolo_table,
+    prediction_errors,
+)
+
+__all__ = [
+    "PREDICTION_COLUMNS",
+    "STUDY_FIGURES",
+    "TRACE_FIGURES",
+    "collect_runs",
+    "prediction_tables",
+    "simulate_technique",
+    "study_figure",
+    "trace_figure",
+]
+
+#: Figures drawn per log, and over all logs (the latter need at least two logs).
+TRACE_FIGURES: tuple[str, ...] = ("ecdf_error", "ecdf_value", "bsld_heatmap")
+STUDY_FIGURES: tuple[str, ...] = ("pair_correlation", "correlation_matrix")
+#: The job-level predictions kept per (log, technique): the run of the first configured
+#: correction and backfilling variant.
+PREDICTION_COLUMNS = ("technique", "job_id", "procs", "run_s", "req_time_s", "prediction_s")
+
+
+def simulate_technique(
+    filtered_path: str,
+    runs_path: str,
+    predictions_path: str,
+    *,
+    trace: str,
+    technique: str,
+    predictor: str,
+    loss: str | None,
+    corrections: Sequence[str],
+    backfills: Sequence[str],
+    learner: Mapping[str, Any],
+    log_path: str | None = None,
+) -> None:
+    """Simulate every (correction, backfilling variant) of one technique on a filtered log.
+
+    Writes one row per triple (:data:`~scheduler.studies.prediction.stats.RUN_COLUMNS`) and the
+    job-level predictions at submission of the first triple (:data:`PREDICTION_COLUMNS`).
+    The correction ``"none"`` (REQUESTED, CLAIRVOYANT) runs with the REQUESTED TIME rule, which
+    never fires for them.
+    """
+    with rule_log(log_path) as log:
+        table = read_table(filtered_path)
+        machine_procs = table_machine_procs(filtered_path)
+        if not corrections or not backfills:
+            raise ConfigurationError(f"{technique}: no correction or backfilling variant to run")
+        rows: list[dict[str, Any]] = []
+        predictions: pl.DataFrame | None = None
+        for correction in corrections:
+            for backfill in backfills:
+                started = time.perf_counter()
+                result = simulate_predicted(
+                    table,
+                    predictor=predictor,
+                    loss=loss if loss is not None else "eloss",
+                    correction="requested" if correction == NO_CORRECTION else correction,
+                    backfill_order=backfill,  # type: ignore[arg-type]
+                    machine_procs=machine_procs,
+                    **learner,
+                )
+                elapsed_s = time.perf_counter() - started
+                jobs = result.jobs
+                errors = prediction_errors(
+                    jobs["prediction_s"].to_numpy(),
+                    jobs["run_s"].to_numpy(),
+                    jobs["procs"].to_numpy(),
+                    float(learner.get("gamma_floor", 0.01)),
+                )
+                summary = result.summary
+                triple = Triple(technique, correction, backfill)
+                rows.append({
+                    "trace": trace, "technique": technique, "predictor": predictor,
+                    "loss": loss, "correction": correction, "backfill": backfill,
+                    "triple": triple.label, "jobs": summary.jobs,
+                    "avg_bsld": summary.avg_bsld, "max_bsld": summary.max_bsld,
+                    "avg_wait_s": summary.avg_wait_s, "max_wait_s": summary.max_wait_s,
+                    "utilisation": summary.utilisation, **errors,
+                    "corrections": result.total_corrections,
+                    "corrected_jobs": int((jobs["corrections"] > 0).sum()),
+                    "sim_s": elapsed_s,
+                })  # fmt: skip
+                log(f"{trace} {triple.label}: AVEbsld {summary.avg_bsld:.3f}, MAE "
+                    f"{errors['mae_s']:.0f} s, {result.total_corrections:,} corrections, "
+                    f"{elapsed_s:.2f} s")  # fmt: skip
+                if predictions is None:
+                    predictions = _job_predictions(result.jobs, result.source_jobs, technique)
+        config = {"trace": trace, "technique": technique, "predictor": predictor, "loss": loss,
+                  "corrections": list(corrections), "backfills": list(backfills),
+                  "learner": dict(learner), "filtered": str(filtered_path)}  # fmt: skip
+        record = provenance(config, step="simulate")
+        write_parquet(pl.DataFrame(rows, schema=RUN_COLUMNS), runs_path, record)
+        assert predictions is not None
+        write_parquet(predictions, predictions_path, record)
+
+
+def _job_predictions(jobs: pl.DataFrame, source: pl.DataFrame, technique: str) -> pl.DataFrame:
+    requested = source.select("job_id", pl.col("req_time_s").cast(pl.Float64))
+    return (
+        jobs.select("job_id", "procs", "run_s", "prediction_s")
+        .join(requested, on="job_id", how="left")
+        .with_columns(pl.lit(technique).alias("technique"))
+        .select(*PREDICTION_COLUMNS)
+    )
+
+
+def collect_runs(
+    run_paths: Sequence[str],
+    parquet_path: str,
+    csv_path: str,
+    *,
+    log_path: str | None = None,
+) -> None:
+    """Gather every simulated triple of every log into one table (parquet and CSV)."""
+    with rule_log(log_path) as log:
+        if not run_paths:
+            raise ConfigurationError("no simulated triples to gather")
+        tables = []
+        for path in run_paths:
+            table = read_table(path)
+            if dict(table.schema) != RUN_COLUMNS:
+                raise ConfigurationError(f"{path}: not a prediction runs table")
+            tables.append(table)
+        runs = pl.concat(tables).sort("trace", "technique", "correction", "backfill")
+        record = provenance({"runs": len(run_paths)}, step="collect")
+        write_parquet(runs, parquet_path, record)
+        write_csv(runs, csv_path, record)
+        log(f"{runs.height} simulated triples on {runs['trace'].n_unique()} logs")
+
+
+def prediction_tables(
+    runs_path: str,
+    outputs: Mapping[str, str],
+    *,
+    lolo_score: str = "sum",
+    log_path: str | None = None,
+) -> None:
+    """The study's tables: ``best_worst`` (per log), ``errors`` (per log and technique) and,
+    with at least two logs, ``lolo`` (leave-one-log-out selection). ``outputs`` maps
+    ``<table>_csv`` / ``<table>_md`` to paths; a table without an output is not written."""
+    from scheduler.studies.common.tables import markdown_table
+
+    with rule_log(log_path) as log:
+        runs = read_table(runs_path)
+        tables = {"best_worst": best_worst_table(runs), "errors": error_table(runs)}
+        titles = {
+            "best_worst": "AVEbsld per log: EASY, EASY++, CLAIRVOYANT, and the best and worst "
+            "learned (NAG) triples per backfilling variant",
+            "errors": "Prediction errors at submission (MAE in s, mean E-loss)",
+            "lolo": f"Leave-one-log-out selection (score: {lolo_score})",
+        }
+        if any(key.startswith("lolo") for key in outputs):
+            tables["lolo"] = lolo_table(runs, score=lolo_score)
+        record = provenance({"runs": str(runs_path), "lolo_score": lolo_score}, step="tables")
+        for name, table in tables.items():
+            if f"{name}_csv" in outputs:
+                write_csv(table, outputs[f"{name}_csv"], record)
+            if f"{name}_md" in outputs:
+                text = f"# {titles[name]}\n\n{markdown_table(table)}"
+                write_markdown(text, outputs[f"{name}_md"], record)
+        log(f"tables {', '.join(tables)} from {runs.height} runs")
+
+
+def _read_predictions(paths: Sequence[str]) -> pl.DataFrame:
+    tables = [read_table(path) for path in paths]
+    for path, table in zip(paths, tables, strict=True):
+        if tuple(table.columns) != PREDICTION_COLUMNS:
+            raise ConfigurationError(f"{path}: not a job-level predictions table")
+    return pl.concat(tables)
+
+
+def trace_figure(
+    figure: str,
+    runs_path: str,
+    prediction_paths: Sequence[str],
+    png_path: str,
+    pdf_path: str,
+    *,
+    trace: str,
+    log_path: str | None = None,
+) -> None:
+    """One per-log figure of :data:`TRACE_FIGURES`."""
+    from scheduler.studies.common.figures import save_figure
+    from scheduler.studies.prediction import figures
+
+    with rule_log(log_path) as log:
+        if figure not in TRACE_FIGURES:
+            raise ConfigurationError(f"unknown per-log figure {figure!r}; known: {TRACE_FIGURES}")
+        if figure == "bsld_heatmap":
+            plot = figures.bsld_heatmap_plot(read_table(runs_path), trace)
+        else:
+            kind = figure.removeprefix("ecdf_")
+            plot = figures.prediction_ecdf_plot(_read_predictions(prediction_paths), trace,
+                                                kind=kind)  # fmt: skip
+        record = provenance({"figure": figure, "trace": trace, "runs": str(runs_path)},
+                            step="figure")  # fmt: skip
+        save_figure(plot, png_path, pdf_path, provenance=flat_record(record))
+        log(f"{trace}: figure {figure}")
+
+
+def study_figure(
+    figure: str,
+    runs_path: str,
+    png_path: str,
+    pdf_path: str,
+    *,
+    log_path: str | None = None,
+) -> None:
+    """One all-log figure of :data:`STUDY_FIGURES` (needs at least two logs)."""
+    from scheduler.studies.common.figures import save_figure
+    from scheduler.studies.prediction import figures
+
+    with rule_log(log_path) as log:
+        runs = read_table(runs_path)
+        if figure == "pair_correlation":
+            plot = figures.pair_correlation_plot(runs)
+        elif figure == "correlation_matrix":
+            plot = figures.correlation_matrix_plot(runs)
+        else:
+            raise ConfigurationError(f"unknown study figure {figure!r}; known: {STUDY_FIGURES}")
+        record = provenance({"figure": figure, "runs": str(runs_path)}, step="figure")
+        save_figure(plot, png_path, pdf_path, provenance=flat_record(record))
+        log(f"figure {figure} over {runs['trace'].n_unique()} logs")
