@@ -140,6 +140,10 @@ def test_dry_run_plans_the_whole_study(tmp_path: Path, kth_path: Path) -> None:
     assert jobs["online_run"] == 2 * (3 + 2 * 7)
     assert jobs["period_costs"] == 2 * 2 and jobs["long_trace"] == 2
     assert jobs["online_tables"] == 1 and jobs["online_figure"] == 5
+    # prediction: 4 techniques (requested, ave2, clairvoyant, nag-eloss) on the clipped log
+    assert jobs["filter_trace_overrun"] == 1 and jobs["simulate_technique"] == 4
+    assert jobs["prediction_tables"] == 1 and jobs["prediction_trace_figure"] == 3
+    assert "prediction_study_figure" not in jobs  # one log: no correlation between logs
     assert not (project / "results").exists()
 
 
@@ -286,7 +290,8 @@ def test_report_contains_every_figure_and_table(study: Path) -> None:
     html = (study / "report.html").read_text(errors="replace")
     assert len(html) > 100_000
     names = ("weekly_avg_wait", "pairs_worst_max_wait", "train_test_pairs", "protocol.csv",
-             "selector_improvement_1d", "choice_shares_1w", "changes.csv")  # fmt: skip
+             "selector_improvement_1d", "choice_shares_1w", "changes.csv", "best_worst.csv",
+             "bsld_heatmap")  # fmt: skip
     for name in names:
         assert name in html
 
@@ -418,6 +423,12 @@ def test_one_study_alone(tmp_path: Path, kth_path: Path) -> None:
     write_config(project, {**config, "studies": ["tuning"]})
     jobs = set(planned_jobs(project))
     assert tuning_rules <= jobs and not online_rules & jobs
+
+    # the prediction study alone (on the clipped filter only)
+    write_config(project, {**config, "studies": ["prediction"], "tuning": {"traces": []}})
+    jobs = set(planned_jobs(project))
+    assert {"simulate_technique", "filter_trace_overrun"} <= jobs
+    assert not (tuning_rules | online_rules | {"filter_trace"}) & jobs
 
     # a listed study is checked: its empty trace list is refused before anything runs
     write_config(project, {**config, "studies": ["tuning"], "tuning": {"traces": []}})
