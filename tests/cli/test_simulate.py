@@ -16,7 +16,8 @@ from polars.testing import assert_frame_equal
 from support.expected import KTH_KEPT
 
 import scheduler
-from scheduler.sim.engine import SimulationResult, simulate
+from scheduler.sim.api import simulate
+from scheduler.sim.engine import SimulationResult
 from scheduler.traces.filters import FilterReport
 from scheduler.traces.swf import Trace, read_swf
 
