@@ -41,7 +41,7 @@ _EXPORTS: dict[str, str] = {
     "Simulation": "scheduler.sim.engine",
     "SimulationConfig": "scheduler.sim.engine",
     "SimulationResult": "scheduler.sim.engine",
-    "simulate": "scheduler.sim.engine",
+    "simulate": "scheduler.sim.api",
     "simulate_arrays": "scheduler.sim.engine",
     "PredictedResult": "scheduler.sim.prediction",
     "simulate_predicted": "scheduler.sim.prediction",
@@ -68,13 +68,8 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
     from scheduler.core.units import format_duration, parse_duration
     from scheduler.core.version import __version__
     from scheduler.policies import POLICIES, STUDY_POLICIES, policy_names, register
-    from scheduler.sim.engine import (
-        Simulation,
-        SimulationConfig,
-        SimulationResult,
-        simulate,
-        simulate_arrays,
-    )
+    from scheduler.sim.api import simulate
+    from scheduler.sim.engine import Simulation, SimulationConfig, SimulationResult, simulate_arrays
     from scheduler.sim.metrics import RunSummary, cumulative_wait
     from scheduler.sim.prediction import PredictedResult, simulate_predicted
     from scheduler.traces.filters import FilterReport, strong_filter

@@ -122,18 +122,25 @@ def policy(text: str) -> str:
 
 
 def backfill_policy(text: str) -> str | None:
-    """Parse a backfilling policy name, or ``none`` (no backfilling) into ``None``.
+    """Parse a backfilling policy name, ``SJBF``, or ``none`` (no backfilling) into ``None``.
 
     Parameters
     ----------
     text
-        The command-line value.
+        The command-line value. ``SJBF`` (any case; shortest job backfilled first) is kept as
+        ``"SJBF"``: :func:`scheduler.simulate` reads it as SPF without a predictor and as the
+        prediction variant's order with one.
 
     Returns
     -------
     str or None
     """
-    return None if text.strip().lower() == "none" else policy(text)
+    name = text.strip().lower()
+    if name == "none":
+        return None
+    if name == "sjbf":
+        return "SJBF"
+    return policy(text)
 
 
 def table_path(text: str) -> Path:

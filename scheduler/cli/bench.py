@@ -26,11 +26,31 @@ from scheduler.cli.arguments import add_command, add_json_argument
 from scheduler.core.constants import WEEK_S
 from scheduler.core.version import __version__
 from scheduler.policies import STUDY_POLICIES
+from scheduler.sim.api import simulate
 from scheduler.sim.engine import Simulation, simulate_arrays
+from scheduler.sim.prediction import simulate_predicted_arrays
 from scheduler.traces.filters import strong_filter
 from scheduler.traces.swf import Trace, read_swf
 
-__all__ = ["add_commands", "cmd_bench", "format_figures", "main_bench", "run_benchmarks"]
+__all__ = [
+    "PREDICTION_RUNS",
+    "add_commands",
+    "cmd_bench",
+    "format_figures",
+    "main_bench",
+    "prediction_figures",
+    "run_benchmarks",
+]
+
+#: The prediction variant's runs timed side by side with plain EASY: label -> keywords of
+#: :func:`scheduler.simulate` (``None``: plain EASY, the reference of the ratios).
+PREDICTION_RUNS: dict[str, dict[str, str] | None] = {
+    "plain EASY": None,
+    "requested/easy": {"predictor": "requested"},
+    "nag eloss+incremental+sjbf": {
+        "predictor": "nag", "loss": "eloss", "correction": "incremental", "backfill": "SJBF"
+    },
+}  # fmt: skip
 
 JobArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
@@ -156,6 +176,49 @@ def _fresh_process_seconds(week: JobArrays, m: int) -> float:
         return time.perf_counter() - start
 
 
+def prediction_figures(trace: Trace, repeat: int = 5) -> dict[str, object]:
+    """Wall times of :data:`PREDICTION_RUNS` through :func:`scheduler.simulate` on ``trace``.
+
+    One warm-up call of each run (compilation or cache load), then ``repeat`` rounds that call
+    every run once in turn, so a busy machine slows all of them alike; the ratio to plain EASY
+    is taken within each round. Returns, per run, the median, min and max wall time (s) and of
+    the ratio.
+    """
+
+    def caller(options: dict[str, Any]) -> Callable[[], object]:
+        return lambda: simulate(trace, **options)
+
+    calls = {label: caller(options or {}) for label, options in PREDICTION_RUNS.items()}
+    for call in calls.values():
+        call()
+    times = {label: np.empty(repeat) for label in calls}
+    for i in range(repeat):
+        for label, call in calls.items():
+            start = time.perf_counter()
+            call()
+            times[label][i] = time.perf_counter() - start
+    reference = times["plain EASY"]
+    out: dict[str, object] = {"jobs": trace.jobs.height, "repeat": repeat}
+    for label, seconds in times.items():
+        ratio = seconds / reference
+        out[label] = {
+            "median_s": float(np.median(seconds)), "min_s": float(seconds.min()),
+            "max_s": float(seconds.max()), "ratio_median": float(np.median(ratio)),
+            "ratio_min": float(ratio.min()), "ratio_max": float(ratio.max()),
+        }  # fmt: skip
+    return out
+
+
+def _kth_requested_seconds(trace: Trace, repeat: int) -> float:
+    """Best wall time (s) of the REQUESTED/easy variant over arrays (as ``kth_fcfs_s``)."""
+    submit, procs, run, req, ids = _arrays(trace)
+    users = trace.jobs["user_id"].to_numpy()
+    m = trace.machine_procs
+    return _best_seconds(
+        lambda: simulate_predicted_arrays(submit, procs, run, req, users, m, job_id=ids), repeat
+    )
+
+
 def run_benchmarks(traces_dir: Path, kth_path: Path, repeat: int = 5) -> dict[str, object]:
     """Measure every figure of issue #2's speed and memory targets; returns them as a dict."""
     figures: dict[str, object] = {
@@ -167,6 +230,7 @@ def run_benchmarks(traces_dir: Path, kth_path: Path, repeat: int = 5) -> dict[st
     kth_arrays = _arrays(kth)
     figures["kth_jobs"] = kth.jobs.height
     figures["kth_fcfs_s"] = _simulation_seconds(kth_arrays, kth.machine_procs, "FCFS", 20)
+    figures["kth_requested_s"] = _kth_requested_seconds(kth, 20)
 
     # a typical week: the one of median size among the log's weeks (~600 jobs for KTH-SP2)
     weeks = [one_week(kth_arrays, w) for w in range(48)]
@@ -198,6 +262,9 @@ def run_benchmarks(traces_dir: Path, kth_path: Path, repeat: int = 5) -> dict[st
             policy: _simulation_seconds(arrays, 80640, policy, repeat) for policy in STUDY_POLICIES
         }
         figures["curie_bytes_per_job"] = _peak_bytes_per_job(arrays, 80640)
+        # the prediction study's filter: run times past the requested time clipped, not dropped
+        clipped = strong_filter(raw, overrun="clip")[0]
+        figures["curie_prediction"] = prediction_figures(clipped, repeat)
     else:
         figures["curie_skipped"] = f"not found: {curie_path}"
     return figures
@@ -209,7 +276,8 @@ def format_figures(figures: dict[str, object]) -> str:
     lines = [
         f"schedlab {figures['schedlab']}, Python {figures['python']}, {figures['machine']}",
         f"KTH-SP2 ({figures['kth_jobs']} jobs) EASY-FCFS-FCFS: "
-        f"{figures['kth_fcfs_s'] * ms:.1f} ms (target <= 15 ms)",
+        f"{figures['kth_fcfs_s'] * ms:.1f} ms (target <= 15 ms); the prediction variant with "
+        f"REQUESTED: {figures['kth_requested_s'] * ms:.1f} ms",
         f"one KTH week ({figures['week_jobs']} jobs) after warm-up: "
         f"{figures['week_fcfs_s'] * ms:.3f} ms (target <= 0.5 ms)",
         f"low-level call on 10 jobs: {figures['ten_jobs_call_s'] * 1e6:.1f} us without input "
@@ -227,9 +295,27 @@ def format_figures(figures: dict[str, object]) -> str:
             f"CEA-Curie simulation memory: {figures['curie_bytes_per_job']:.0f} bytes/job "
             "(target <= 300)"
         )
+        lines.extend(_prediction_lines(figures["curie_prediction"]))  # type: ignore[arg-type]
     else:
         lines.append(f"CEA-Curie skipped: {figures['curie_skipped']}")
     return "\n".join(lines)
+
+
+def _prediction_lines(figures: dict[str, Any]) -> list[str]:
+    ms = 1e3
+    lines = [
+        f"CEA-Curie, overrun clipped ({figures['jobs']} jobs), scheduler.simulate, "
+        f"{figures['repeat']} rounds: median [min, max]"
+    ]
+    for label in PREDICTION_RUNS:
+        f = figures[label]
+        target = " (target <= 2x)" if label.startswith("nag") else ""
+        lines.append(
+            f"  {label:27s} {f['median_s'] * ms:7.1f} ms [{f['min_s'] * ms:.1f}, "
+            f"{f['max_s'] * ms:.1f}]  x{f['ratio_median']:.2f} [{f['ratio_min']:.2f}, "
+            f"{f['ratio_max']:.2f}]{target}"
+        )
+    return lines
 
 
 def main_bench(traces_dir: Path, kth_path: Path, as_json: bool) -> int:

@@ -1,10 +1,11 @@
 """``scheduler simulate`` and ``scheduler policies``: run EASY backfilling, list the policies.
 
 ``simulate`` strongly filters the trace (unless ``--no-filter``), simulates it with the chosen
-policies and options, prints the summary and configuration, and writes the schedule as SWF and
-the per-job table as Parquet or CSV when asked. ``policies`` lists the policy registry
-(:data:`scheduler.policies.POLICIES`), the same names the ``--primary``/``--backfill`` options
-accept.
+policies and options (with ``--predictor``: on run-time predictions, through the prediction
+variant of :func:`scheduler.simulate`), prints the summary and configuration, and writes the
+schedule as SWF and the per-job table as Parquet or CSV when asked. ``policies`` lists the policy
+registry (:data:`scheduler.policies.POLICIES`), the same names the ``--primary``/``--backfill``
+options accept.
 """
 
 from __future__ import annotations
@@ -42,11 +43,14 @@ from scheduler.core.atomic import atomic_path
 from scheduler.core.errors import ConfigurationError
 from scheduler.core.version import __version__
 from scheduler.policies import POLICIES
-from scheduler.sim.engine import SimulationResult, simulate
+from scheduler.predictors import CORRECTIONS, LOSSES, PREDICTORS, parse_loss
+from scheduler.sim.api import simulate
+from scheduler.sim.engine import SimulationResult
+from scheduler.sim.prediction import PredictedResult
 from scheduler.traces.filters import FilterReport, strong_filter
 from scheduler.traces.swf import Trace, write_swf
 
-__all__ = ["add_commands", "cmd_policies", "cmd_simulate"]
+__all__ = ["add_commands", "cmd_policies", "cmd_simulate", "prediction_options"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -72,8 +76,9 @@ def add_commands(commands: Any) -> None:
         help="primary queue order (default FCFS; see `scheduler policies`)",
     )  # fmt: skip
     scheduling.add_argument(
-        "--backfill", metavar="POLICY|none", type=backfill_policy, default="FCFS",
-        help="backfilling order, or none for no backfilling (default FCFS)",
+        "--backfill", metavar="POLICY|SJBF|none", type=backfill_policy, default="FCFS",
+        help="backfilling order, or none for no backfilling (default FCFS); SJBF: shortest "
+        "(predicted) job first, i.e. SPF without --predictor",
     )  # fmt: skip
     scheduling.add_argument(
         "--threshold", metavar="DURATION", type=duration, default=math.inf,
@@ -91,6 +96,28 @@ def add_commands(commands: Any) -> None:
         "--outlive", choices=("requested", "double"), default="requested",
         help="new estimate of a job that outlives its estimate",
     )  # fmt: skip
+    prediction = command.add_argument_group(
+        "run-time prediction (primary FCFS, backfill FCFS or SJBF, no threshold)"
+    )
+    prediction.add_argument(
+        "--predictor", metavar="NAME|LOSS",
+        help=f"predict run times inside the simulation: {', '.join(PREDICTORS.names())}, or a "
+        "loss (eloss, squared, 'over=squared,under=linear,gamma=log(qp)', ...): nag with it",
+    )  # fmt: skip
+    prediction.add_argument(
+        "--loss", metavar="SPEC", help="the nag predictor's loss (default eloss)"
+    )
+    prediction.add_argument(
+        "--correction", metavar="NAME",
+        help=f"a job outliving its prediction: {', '.join(CORRECTIONS.names())} "
+        "(default requested)",
+    )  # fmt: skip
+    prediction.add_argument(
+        "--eta", metavar="SECONDS", type=float, help="the nag predictor's step (default 1000)"
+    )
+    prediction.add_argument(
+        "--lam", metavar="WEIGHT", type=float, help="the nag predictor's l2 weight (default 0)"
+    )
     command.add_argument(
         "--no-filter", action="store_true", help="simulate the raw trace (no strong filter)"
     )
@@ -140,6 +167,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             f"--overrun {args.overrun} applies to the strong filter; it has no effect with "
             "--no-filter"
         )
+    prediction = prediction_options(args)
     trace = read_trace(args)
     report = None
     if not args.no_filter:
@@ -153,6 +181,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         estimate=args.estimate,
         reservation=args.reservation,
         outlive=args.outlive,
+        **prediction,  # type: ignore[arg-type]
     )
     wall_ms = (time.perf_counter() - started) * 1000.0
     if args.out is not None:
@@ -167,6 +196,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                 "filter": None if report is None else report_dict(report),
                 "summary": result.summary.to_dict(),
                 "config": result.config.to_dict(),
+                "prediction": (
+                    result.prediction_dict() if isinstance(result, PredictedResult) else None
+                ),
                 "wall_time_ms": wall_ms,
             }
         )
@@ -217,7 +249,75 @@ def print_simulation(
         ("estimate", config.estimate),
         ("outlive", config.outlive),
     ]
-    print_sections([("Simulation", summary_rows), ("Configuration", config_rows)])
+    sections = [("Simulation", summary_rows), ("Configuration", config_rows)]
+    if isinstance(result, PredictedResult):
+        predictor = result.predictor + (f" (loss {result.loss})" if result.loss else "")
+        sections.append(
+            (
+                "Prediction",
+                [
+                    ("predictor", predictor),
+                    ("correction", result.correction),
+                    ("backfill order", result.backfill_order),
+                    ("total corrections", str(result.total_corrections)),
+                    ("MAE at submission", seconds_text(result.prediction_mae_s, HOUR_S, "h")),
+                ],
+            )
+        )
+    print_sections(sections)
+
+
+def prediction_options(args: argparse.Namespace) -> dict[str, object]:
+    """The prediction keywords of :func:`scheduler.simulate` from ``--predictor`` and co.
+
+    ``--predictor`` is a predictor name or a loss (then the predictor is nag with that loss).
+    The other combinations are checked by :func:`scheduler.simulate`.
+
+    Parameters
+    ----------
+    args
+        Parsed arguments.
+
+    Returns
+    -------
+    dict
+        Empty without ``--predictor``; else ``predictor``, ``loss``, ``correction``, ``eta``,
+        ``lam`` (``None`` where not given).
+
+    Raises
+    ------
+    ConfigurationError
+        ``--predictor`` is neither a predictor nor a loss; ``--loss`` contradicts a loss given
+        as ``--predictor``; a prediction option without ``--predictor``.
+    """
+    options = {"loss": args.loss, "correction": args.correction, "eta": args.eta, "lam": args.lam}
+    if args.predictor is None:
+        given = [f"--{name}" for name, value in options.items() if value is not None]
+        if given:
+            raise ConfigurationError(
+                f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} --predictor "
+                f"({', '.join(PREDICTORS.names())}, or a loss)"
+            )
+        return {}
+    if args.loss is not None:
+        parse_loss(args.loss, where="--loss")
+    predictor = PREDICTORS.canonical(args.predictor)
+    if predictor is None:
+        try:
+            spec = parse_loss(args.predictor, where="loss spec")
+        except ConfigurationError as exc:
+            why = str(exc) if "=" in args.predictor else f"named losses: {', '.join(LOSSES)}"
+            raise ConfigurationError(
+                f"--predictor {args.predictor!r} is neither a predictor "
+                f"({', '.join(PREDICTORS.names())}) nor a loss ({why})"
+            ) from None
+        if args.loss is not None and parse_loss(args.loss) != spec:
+            raise ConfigurationError(
+                f"--predictor {args.predictor!r} is a loss (nag with it), and --loss "
+                f"{args.loss!r} is another one: give one of them"
+            )
+        predictor, options["loss"] = "nag", args.predictor
+    return {"predictor": predictor, **options}
 
 
 def write_schedule(

@@ -1,6 +1,6 @@
 """``scheduler warmup``: compile the simulator kernel, or load it from numba's on-disk cache.
 
-A few simulations of a tiny synthetic workload go through :func:`scheduler.sim.engine.simulate`,
+A few simulations of a tiny synthetic workload go through :func:`scheduler.simulate`,
 so the kernel is called with exactly the argument types of a real simulation and every
 specialisation numba caches is ready before a workflow starts its many simulation jobs.
 """
@@ -15,8 +15,8 @@ import polars as pl
 
 from scheduler.cli.arguments import add_command
 from scheduler.core.constants import SWF_SCHEMA
+from scheduler.sim.api import simulate
 from scheduler.sim.cache import kernel_cache_state
-from scheduler.sim.engine import simulate
 from scheduler.traces.swf import SwfHeader, Trace
 
 __all__ = ["WARMUP_RUNS", "add_commands", "cmd_warmup", "kernel_cache_note", "warmup_trace"]

@@ -226,14 +226,15 @@ def _revise_predicted(now, correction, jobs, istate, iwork, fwork, pred, ncorr):
 
 
 @jit
-def _start_job(j, now, how, jobs, user, istate, iwork, fwork, ustate, links, uhead):
+def _start_job(j, now, how, track, jobs, user, istate, iwork, fwork, ustate, links, uhead):
     k._start(j, now, how, jobs, istate, iwork, fwork)
-    _user_started(j, now, jobs, user, ustate, links, uhead)
+    if track:
+        _user_started(j, now, jobs, user, ustate, links, uhead)
 
 
 @jit
-def _schedule(now, sjbf, classic, correction, jobs, user, istate, iwork, fwork, pred, ncorr,
-              ustate, links, uhead):  # fmt: skip
+def _schedule(now, sjbf, classic, correction, track, jobs, user, istate, iwork, fwork, pred,
+              ncorr, ustate, links, uhead):  # fmt: skip
     """One EASY(FCFS) pass at ``now`` on the predictions; backfill order FCFS or SJBF."""
     if istate[k.QLEN] == istate[k.DEAD] or istate[k.FREE] == 0:
         return
@@ -256,7 +257,8 @@ def _schedule(now, sjbf, classic, correction, jobs, user, istate, iwork, fwork, 
         if jobs[k.PROCS, j] > istate[k.FREE]:
             head = j
             break
-        _start_job(j, now, k.STARTED_HEAD, jobs, user, istate, iwork, fwork, ustate, links, uhead)
+        _start_job(j, now, k.STARTED_HEAD, track, jobs, user, istate, iwork, fwork, ustate, links,
+                   uhead)  # fmt: skip
     if head < 0 or istate[k.FREE] == 0:
         return
     _revise_predicted(now, correction, jobs, istate, iwork, fwork, pred, ncorr)
@@ -275,12 +277,12 @@ def _schedule(now, sjbf, classic, correction, jobs, user, istate, iwork, fwork, 
         if iwork[k.STATUS, j] != k.WAITING or j == head or q > free:
             continue
         if now + fwork[k.EST_CUR, j] <= shadow:
-            _start_job(j, now, k.STARTED_BACKFILL, jobs, user, istate, iwork, fwork, ustate,
-                       links, uhead)  # fmt: skip
+            _start_job(j, now, k.STARTED_BACKFILL, track, jobs, user, istate, iwork, fwork,
+                       ustate, links, uhead)  # fmt: skip
         elif q <= extra:
             extra -= q
-            _start_job(j, now, k.STARTED_BACKFILL, jobs, user, istate, iwork, fwork, ustate,
-                       links, uhead)  # fmt: skip
+            _start_job(j, now, k.STARTED_BACKFILL, track, jobs, user, istate, iwork, fwork,
+                       ustate, links, uhead)  # fmt: skip
 
 
 # -- the event loop -------------------------------------------------------------------------------
@@ -296,6 +298,8 @@ def run(jobs, user, predictor, correction, sjbf, classic, loss_code, eta, lam, g
     then one pass.
     """
     n = jobs.shape[1]
+    # only AVE2 and NAG read the per-user history: REQUESTED and CLAIRVOYANT skip keeping it
+    track = predictor != PRED_REQUESTED and predictor != PRED_CLAIRVOYANT
     instants = 0
     while True:
         t_sub = jobs[k.SUBMIT, istate[k.NEXT_SUB]] if istate[k.NEXT_SUB] < n else np.inf
@@ -318,14 +322,21 @@ def run(jobs, user, predictor, correction, sjbf, classic, loss_code, eta, lam, g
             done += 1
         for i in range(done):
             j = iwork[k.CAND, i]
-            _correct(j, now, True, correction, jobs, fwork, pred, ncorr)
-            _user_finished(j, now, jobs, user, fwork, ustate, links, uhead)
+            # (the test of _correct's loop, inline: most jobs end within their prediction, and
+            # a call passing arrays costs their reference counting)
+            if fwork[k.EST_CUR, j] < jobs[k.REQ, j]:
+                _correct(j, now, True, correction, jobs, fwork, pred, ncorr)
+            if track:
+                _user_finished(j, now, jobs, user, fwork, ustate, links, uhead)
             if predictor == PRED_NAG:
                 nag_update(vec, acc, feats[j], jobs[k.RUN, j], jobs[k.PROCS, j], loss_code, eta,
                            lam, gamma_floor)  # fmt: skip
         while istate[k.NEXT_SUB] < n and jobs[k.SUBMIT, istate[k.NEXT_SUB]] <= now:
             j = istate[k.NEXT_SUB]
-            y = _predict(j, now, predictor, jobs, user, fwork, ustate, uhead, feats, vec)
+            if predictor == PRED_REQUESTED:  # the bounds of _predict are no-ops here
+                y = jobs[k.REQ, j]
+            else:
+                y = _predict(j, now, predictor, jobs, user, fwork, ustate, uhead, feats, vec)
             pred[j] = y
             fwork[k.EST_CUR, j] = y
             size = istate[k.QLEN]
@@ -336,8 +347,8 @@ def run(jobs, user, predictor, correction, sjbf, classic, loss_code, eta, lam, g
                 k._sorted_insert(iwork, k.BQ, size, j, pred.reshape((1, n)), 0)
             istate[k.QLEN] = size + 1
             istate[k.NEXT_SUB] = j + 1
-        _schedule(now, sjbf, classic, correction, jobs, user, istate, iwork, fwork, pred, ncorr,
-                  ustate, links, uhead)  # fmt: skip
+        _schedule(now, sjbf, classic, correction, track, jobs, user, istate, iwork, fwork, pred,
+                  ncorr, ustate, links, uhead)  # fmt: skip
         if istate[k.DEAD] > k._DEAD_SLACK + (istate[k.QLEN] - istate[k.DEAD]) // 4:
             k._compact(iwork, istate, False, sjbf)
         instants += 1

@@ -1,7 +1,9 @@
 """Public simulation API: EASY(P_R, P_B, Θ) over a trace or over plain arrays.
 
-- :func:`simulate` takes a :class:`~scheduler.traces.swf.Trace` (or an SWF job table) and returns a
-  :class:`SimulationResult` with per-job and per-run metrics as polars tables.
+- :func:`simulate_easy` takes a :class:`~scheduler.traces.swf.Trace` (or an SWF job table) and
+  returns a :class:`SimulationResult` with per-job and per-run metrics as polars tables. The
+  public :func:`scheduler.simulate` (``scheduler.sim.api``) calls it, or the prediction variant
+  (``scheduler.sim.prediction``) when given a ``predictor``.
 - :func:`simulate_arrays` is the low-level entry over NumPy arrays (start times out), with a
   small per-call overhead, for loops that re-simulate many small workloads.
 - :class:`Simulation` is the resumable form: run until a time, change the policies, go on
@@ -69,6 +71,12 @@ def _check_choice(name: str, value: str, allowed: object) -> None:
 
 class Simulation:
     """A resumable EASY simulation over jobs given as arrays.
+
+    The scheduler sees fixed estimates (``estimate_s``, revised only by the ``outlive`` rule):
+    run-time predictions (``scheduler.simulate(..., predictor=...)``) are not available here,
+    so the multi-policy runs of the online study cannot use them; the prediction variant
+    (``scheduler.sim.prediction``) runs one fixed configuration, EASY(FCFS) with FCFS or SJBF
+    backfilling, from start to end.
 
     Parameters
     ----------
@@ -458,7 +466,7 @@ def trace_table(
     return table, m
 
 
-def simulate(
+def simulate_easy(
     trace: Trace | pl.DataFrame,
     primary: str = "FCFS",
     backfill: str | None = "FCFS",
@@ -469,7 +477,10 @@ def simulate(
     reservation: Reservation = "default",
     outlive: Outlive = "requested",
 ) -> SimulationResult:
-    """Simulate EASY(primary, backfill, Θ) on a trace's jobs.
+    """Simulate EASY(primary, backfill, Θ) on a trace's jobs (no run-time predictions).
+
+    The plain-EASY path of :func:`scheduler.simulate` (``scheduler.sim.api``), which adds the
+    ``predictor`` option; the arguments are the same.
 
     Parameters
     ----------

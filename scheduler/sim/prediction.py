@@ -94,6 +94,23 @@ class PredictedResult(SimulationResult):
     backfill_order: str = "easy"
     total_corrections: int = 0
 
+    @property
+    def prediction_mae_s(self) -> float:
+        """Mean absolute error (s) of the predictions made at submission:
+        mean over jobs of ``|prediction_s - run_s|``."""
+        return float((self.jobs["prediction_s"] - self.jobs["run_s"]).abs().mean())  # type: ignore[arg-type]
+
+    def prediction_dict(self) -> dict[str, object]:
+        """The prediction settings and figures as a plain dict (JSON-ready)."""
+        return {
+            "predictor": self.predictor,
+            "loss": self.loss,
+            "correction": self.correction,
+            "backfill_order": self.backfill_order,
+            "total_corrections": self.total_corrections,
+            "prediction_mae_s": self.prediction_mae_s,
+        }
+
 
 def _names(predictor: str, correction: str, backfill_order: str) -> tuple[str, str, str]:
     name = PREDICTORS.lookup(predictor, where="predictor")

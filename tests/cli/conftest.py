@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from scheduler.sim.engine import SimulationResult, simulate
+from scheduler.sim.api import simulate
+from scheduler.sim.engine import SimulationResult
 from scheduler.traces.filters import FilterReport, strong_filter
 from scheduler.traces.swf import Trace, read_swf
 

@@ -16,7 +16,8 @@ from polars.testing import assert_frame_equal
 from support.expected import KTH_KEPT
 
 import scheduler
-from scheduler.sim.engine import SimulationResult, simulate
+from scheduler.sim.api import simulate
+from scheduler.sim.engine import SimulationResult
 from scheduler.traces.filters import FilterReport
 from scheduler.traces.swf import Trace, read_swf
 
@@ -153,3 +154,86 @@ def test_policies_lists_every_registered_policy(capsys: pytest.CaptureFixture[st
         assert value_of(name, out) == policy.description
     listed = run_json(capsys, "policies")
     assert [entry["name"] for entry in listed] == scheduler.policy_names()
+
+
+# --------------------------------------------------------------------------------------------
+# scheduler simulate --predictor (the prediction variant)
+# --------------------------------------------------------------------------------------------
+
+KTH_SLICE = Path(__file__).resolve().parents[2] / "resources" / "KTH-slice.swf.gz"
+NAG_SJBF = ["--predictor", "eloss", "--correction", "incremental", "--backfill", "SJBF"]
+
+
+@pytest.fixture(scope="module")
+def kth_slice() -> Trace:
+    return scheduler.strong_filter(read_swf(KTH_SLICE))[0]
+
+
+def test_simulate_with_a_loss_as_predictor_prints_the_prediction_figures(
+    capsys: pytest.CaptureFixture[str], kth_slice: Trace
+) -> None:
+    code, out, err = run(capsys, "simulate", KTH_SLICE, *NAG_SJBF)
+    assert code == 0, err
+    api = simulate(kth_slice, predictor="nag", loss="eloss", correction="incremental",
+                   backfill="SJBF")  # fmt: skip
+    assert value_of("predictor", out) == "nag (loss eloss)"
+    assert value_of("correction", out) == "incremental"
+    assert value_of("backfill order", out) == "sjbf"
+    assert value_of("backfill", out) == "SJBF"
+    assert value_of("estimate", out) == "predicted:nag"
+    assert value_of("total corrections", out) == str(api.total_corrections)
+    assert value_of("MAE at submission", out).startswith(f"{api.prediction_mae_s:.1f} s")
+    assert value_of("AVEbsld", out) == f"{api.summary.avg_bsld:.2f}"
+
+
+def test_simulate_predictor_json_equals_the_api(
+    capsys: pytest.CaptureFixture[str], kth_slice: Trace
+) -> None:
+    argv = ["--predictor", "nag", "--loss", "squared", "--eta", "100", "--lam", "1e-6"]
+    run_ = run_json(capsys, "simulate", KTH_SLICE, *argv, "--correction", "doubling")
+    api = simulate(kth_slice, predictor="nag", loss="squared", eta=100.0, lam=1e-6,
+                   correction="doubling")  # fmt: skip
+    assert run_["summary"] == api.summary.to_dict()
+    assert run_["prediction"] == api.prediction_dict()
+    assert run_["config"]["backfill"] == "FCFS"
+
+
+def test_simulate_requested_predictor_equals_plain_easy(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    plain = run_json(capsys, "simulate", KTH_SLICE, "--overrun", "clip")
+    predicted = run_json(capsys, "simulate", KTH_SLICE, "--overrun", "clip",
+                         "--predictor", "REQUESTED")  # fmt: skip
+    assert predicted["summary"] == plain["summary"]
+    assert plain["prediction"] is None
+    assert predicted["prediction"]["total_corrections"] == 0
+
+
+def test_simulate_sjbf_without_predictor_is_spf_backfilling(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    sjbf = run_json(capsys, "simulate", KTH_SLICE, "--backfill", "sjbf")
+    spf = run_json(capsys, "simulate", KTH_SLICE, "--backfill", "SPF")
+    assert sjbf["summary"] == spf["summary"]
+    assert sjbf["config"]["backfill"] == "SPF"
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragments"),
+    [
+        (["--predictor", "foo"], ("--predictor 'foo' is neither a predictor", "eloss")),
+        (["--predictor", "over=foo"], ("--predictor 'over=foo'", "lacks")),
+        (["--predictor", "nag", "--loss", "bad"], ("--loss:", "'bad'")),
+        (["--predictor", "ave2", "--correction", "nope"], ("unknown correction 'nope'",)),
+        (["--correction", "incremental"], ("--correction needs --predictor",)),
+        (["--predictor", "eloss", "--loss", "squared"], ("give one of them",)),
+        (["--predictor", "requested", "--primary", "SPF"], ("supports primary FCFS",)),
+        (["--predictor", "requested", "--threshold", "40h"], ("no threshold",)),
+        (["--predictor", "requested", "--backfill", "none"], ("got backfill=None",)),
+        (["--predictor", "requested", "--eta", "10"], ("configures the nag predictor only",)),
+    ],
+)
+def test_simulate_bad_prediction_options_are_one_line_errors(
+    capsys: pytest.CaptureFixture[str], argv: list[str], fragments: tuple[str, ...]
+) -> None:
+    assert_one_line_error(*run(capsys, "simulate", KTH_SLICE, *argv), *fragments)
