@@ -87,8 +87,12 @@ def cmd_warmup(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     for primary, backfill in WARMUP_RUNS:
         simulate(trace, primary, backfill, "1m")
+    # the run-time prediction variant: one compiled loop for every predictor and correction
+    # (they are integer codes), so one learned run compiles it
+    simulate(trace, "FCFS", "SJBF", predictor="nag", loss="eloss", correction="incremental")
     elapsed_ms = (time.perf_counter() - started) * 1000.0
     runs = ", ".join(f"EASY({p}, {b or 'none'})" for p, b in WARMUP_RUNS)
+    runs += ", EASY-SJBF on NAG E-loss predictions (INCREMENTAL)"
     print(f"simulator kernel ready in {elapsed_ms:.0f} ms: {kernel_cache_note()}")
     print(f"runs: {runs}")
     return 0
