@@ -36,7 +36,7 @@ def basis_dim(n: int, squares: bool) -> int:
     return 1 + n + n * (n - 1) // 2 + (n if squares else 0)
 
 
-@jit
+@jit(reassociate=True)
 def expand(x, squares, out):  # pragma: no cover - compiled
     """Write Φ(x) into ``out``: 1, x_0 … x_{n−1}, [x_0² … x_{n−1}²], x_i·x_l (i < l, row-major)."""
     n = x.size
@@ -46,12 +46,15 @@ def expand(x, squares, out):  # pragma: no cover - compiled
     k = 1 + n
     if squares:
         for i in range(n):
-            out[k] = x[i] * x[i]
-            k += 1
+            out[k + i] = x[i] * x[i]
+        k += n
+    # row i of the products as one contiguous run (the inner loop vectorises)
     for i in range(n):
-        for j in range(i + 1, n):
-            out[k] = x[i] * x[j]
-            k += 1
+        xi = x[i]
+        width = n - i - 1
+        for t in range(width):
+            out[k + t] = xi * x[i + 1 + t]
+        k += width
 
 
 @jit
@@ -60,7 +63,7 @@ def _squares_of(vec, x):  # pragma: no cover - compiled
     return vec.shape[1] != 1 + n + n * (n - 1) // 2
 
 
-@jit
+@jit(reassociate=True)
 def nag_predict(vec, x):  # pragma: no cover - compiled
     """wᵀΦ(x) with the current weights (s); only the PHI scratch row is written. A feature
     beyond its scale seen so far is not rescaled here: that happens in :func:`nag_update`."""
@@ -71,7 +74,7 @@ def nag_predict(vec, x):  # pragma: no cover - compiled
     return y
 
 
-@jit
+@jit(reassociate=True)
 def nag_update(vec, acc, x, target_p, q, loss_code, eta, lam, gamma_floor):  # pragma: no cover
     """One NAG step on the example (x, target_p) of a job with ``q`` processors.
 
@@ -79,39 +82,48 @@ def nag_update(vec, acc, x, target_p, q, loss_code, eta, lam, gamma_floor):  # p
     the weights of features that exceed their scale, before the step).
     """
     d = vec.shape[1]
-    expand(x, _squares_of(vec, x), vec[PHI])
-    # 1. scales: a larger |Φ_i| rescales w_i by s_i / |Φ_i| (the adaptive variant)
+    w = vec[W]
+    s = vec[S]
+    gsum = vec[G]
+    phi = vec[PHI]
+    expand(x, _squares_of(vec, x), phi)
+    # 1. scales: a larger |Φ_i| rescales w_i by s_i / |Φ_i| (the adaptive variant; rare after
+    # the first updates, so the branch is cheap)
     for i in range(d):
-        a = abs(vec[PHI, i])
-        if a > vec[S, i]:
-            if vec[S, i] > 0.0:
-                vec[W, i] *= vec[S, i] / a
-            vec[S, i] = a
-    # 2. prediction and normaliser
+        a = abs(phi[i])
+        if a > s[i]:
+            if s[i] > 0.0:
+                w[i] *= s[i] / a
+            s[i] = a
+    # 2. prediction and normaliser (vectorised reductions: the order of the sums is the
+    # compiler's; a basis function never seen non-zero has s_i = 0 and Φ_i = 0, and is skipped)
     y = 0.0
     nsum = 0.0
     for i in range(d):
-        y += vec[W, i] * vec[PHI, i]
-        if vec[S, i] > 0.0:
-            r = vec[PHI, i] / vec[S, i]
-            nsum += r * r
+        y += w[i] * phi[i]
+        r = phi[i] / s[i] if s[i] > 0.0 else 0.0
+        nsum += r * r
     acc[N_ACC] += nsum
     acc[T_ACC] += 1.0
     if acc[N_ACC] <= 0.0:
         return y
     rate = eta * math.sqrt(acc[T_ACC] / acc[N_ACC])
     dl = loss_grad_at(loss_code, y, target_p, q, gamma_floor)
-    # 3. per-feature adaptive step; the l2 term lam * s_i^2 * w_i spares the intercept
-    for i in range(d):
-        s = vec[S, i]
-        if s <= 0.0:
-            continue
-        g = dl * vec[PHI, i]
-        if i > 0:
-            g += lam * s * s * vec[W, i]
-        vec[G, i] += g * g
-        if vec[G, i] > 0.0:
-            vec[W, i] -= rate * g / (s * math.sqrt(vec[G, i]))
+    # 3. per-feature adaptive step, without branches (the loop vectorises): a basis function
+    # never seen non-zero has s_i = 0, hence g = 0 and G_i = 0, and no step; the l2 term
+    # lam * s_i^2 * w_i spares the intercept (i = 0, done first)
+    g = dl * phi[0]
+    gsum[0] += g * g
+    den = s[0] * math.sqrt(gsum[0])
+    if den > 0.0:
+        w[0] -= rate * g / den
+    for i in range(1, d):
+        si = s[i]
+        g = dl * phi[i] + lam * si * si * w[i]
+        gi = gsum[i] + g * g
+        gsum[i] = gi
+        den = si * math.sqrt(gi)
+        w[i] -= rate * g / den if den > 0.0 else 0.0
     return y
 
 
