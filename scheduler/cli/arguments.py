@@ -28,6 +28,7 @@ __all__ = [
     "add_trace_arguments",
     "backfill_policy",
     "duration",
+    "number_list",
     "policy",
     "positive_int",
     "table_path",
@@ -95,6 +96,36 @@ def duration(text: str) -> float:
         return parse_duration(text)
     except ConfigurationError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def number_list(text: str) -> list[float]:
+    """Parse a comma-separated list of numbers (``"1,10,1e3"``).
+
+    Parameters
+    ----------
+    text
+        The command-line value.
+
+    Returns
+    -------
+    list of float
+        In the order given; the range of each value is the command's to check.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        An empty list, or an item that is not a number.
+    """
+    items = [item.strip() for item in text.split(",")]
+    values = []
+    for item in items:
+        try:
+            values.append(float(item))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected comma-separated numbers, got {quote(item)} in {quote(text)}"
+            ) from None
+    return values
 
 
 def policy(text: str) -> str:
@@ -197,16 +228,25 @@ def add_command(
     return command
 
 
-def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the trace-reading arguments shared by ``info``, ``filter`` and ``simulate``.
+def add_trace_arguments(parser: argparse.ArgumentParser, *, many: bool = False) -> None:
+    """Add the trace-reading arguments shared by ``info``, ``filter``, ``simulate`` and
+    ``prediction-grid``.
 
     Parameters
     ----------
     parser
         A subcommand parser; gets ``TRACE``, ``--machine-procs``, ``--infer-machine-procs``
         and ``--lenient`` (read by :func:`scheduler.cli.traces.read_trace`).
+    many
+        Accept one or more traces (``TRACE [TRACE ...]``, a list in ``args.trace``); the
+        reading options apply to each.
     """
-    parser.add_argument("trace", metavar="TRACE", help="SWF workload log (.swf or .swf.gz)")
+    if many:
+        parser.add_argument(
+            "trace", metavar="TRACE", nargs="+", help="SWF workload logs (.swf or .swf.gz)"
+        )
+    else:
+        parser.add_argument("trace", metavar="TRACE", help="SWF workload log (.swf or .swf.gz)")
     reading = parser.add_argument_group("trace reading")
     reading.add_argument(
         "--machine-procs",

@@ -6,16 +6,17 @@
     scheduler filter resources/KTH-SP2.swf.gz --out kth-filtered.swf.gz --report report.json
     scheduler simulate resources/KTH-SP2.swf.gz --primary SPF --threshold 40h --out schedule.swf
     scheduler policies
+    scheduler prediction-grid resources/KTH-SP2.swf.gz --loss eloss --eta 10,1000 --lam 0,1e-4
     scheduler warmup
 
 This module assembles the parser from the command-group modules (:mod:`scheduler.cli.traces`:
 ``info``, ``filter``; :mod:`scheduler.cli.simulate`: ``simulate``, ``policies``;
-:mod:`scheduler.cli.warmup`; :mod:`scheduler.cli.bench`; :mod:`scheduler.cli.timings`) and runs
-the chosen command. Every error schedlab raises on purpose
-(:class:`~scheduler.core.errors.SchedlabError`) and every operating-system error (missing file,
-permission denied, ...) is reported as one line ``scheduler: error: <message>`` on stderr with
-exit code 2, never as a traceback. Invalid arguments exit with argparse's usual code 2 and a
-usage message.
+:mod:`scheduler.cli.prediction`: ``prediction-grid``; :mod:`scheduler.cli.warmup`;
+:mod:`scheduler.cli.bench`; :mod:`scheduler.cli.timings`) and runs the chosen command. Every
+error schedlab raises on purpose (:class:`~scheduler.core.errors.SchedlabError`) and every
+operating-system error (missing file, permission denied, ...) is reported as one line
+``scheduler: error: <message>`` on stderr with exit code 2, never as a traceback. Invalid
+arguments exit with argparse's usual code 2 and a usage message.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from scheduler.cli import bench, simulate, timings, traces, warmup
+from scheduler.cli import bench, prediction, simulate, timings, traces, warmup
 from scheduler.cli.output import PROG, error_message
 from scheduler.core.errors import SchedlabError
 from scheduler.core.version import __version__
@@ -36,7 +37,7 @@ EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
 
 #: Command-group modules, each with ``add_commands(subparsers)``, in the order of ``--help``.
-COMMAND_GROUPS = (traces, simulate, warmup, bench, timings)
+COMMAND_GROUPS = (traces, simulate, prediction, warmup, bench, timings)
 
 
 def build_parser() -> argparse.ArgumentParser:
