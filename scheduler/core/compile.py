@@ -5,10 +5,11 @@ on-disk cache and run without the GIL. ``jit(reassociate=True)(f)`` also lets LL
 floating-point sums and products and contract them into fused multiply-adds (the fast-math flags
 ``reassoc``, ``contract``, ``nsz``, ``arcp``; not ``nnan``/``ninf``: NaN and infinity keep their
 IEEE meaning), so that reductions vectorise. Results then differ from a strictly sequential
-evaluation by rounding only, and stay identical from run to run on one machine. When numba finds no writable cache directory (it raises
-``RuntimeError`` "cannot cache function" at decoration), every kernel is compiled in memory
-instead, in every process, with one warning; :mod:`scheduler.sim.cache` repairs a cache whose
-files cannot be read.
+evaluation by rounding only, and stay identical from run to run on one machine.
+
+When numba finds no writable cache directory (it raises ``RuntimeError`` "cannot cache
+function" at decoration), every kernel is compiled in memory instead, in every process, with
+one warning; :mod:`scheduler.sim.cache` repairs a cache whose files cannot be read.
 """
 
 from __future__ import annotations

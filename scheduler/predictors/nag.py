@@ -51,10 +51,14 @@ from scheduler.predictors import _nag
 from scheduler.predictors._nag import basis_dim, nag_predict, nag_run, nag_update
 from scheduler.predictors.losses import GAMMA_FLOOR, parse_loss
 
-#: Default step size η (s): of the order of typical run times (untuned; the study tunes it).
-#: On a stationary linear stream with a 3000-s intercept, η = 1000 s converges in a few hundred
-#: updates and η = 10 s has barely moved after 4000 (``tests/predictors/test_nag.py``).
-ETA = 1000.0
+#: Default step size η (s), chosen on logs the prediction campaign does not use (RICC,
+#: ANL-Intrepid, LANL-CM5): the E-loss + INCREMENTAL + SJBF AVEbsld relative to EASY, averaged
+#: over them, is lowest for η = 1 s (``docs/prediction.md``, "Choosing the learner's η and λ").
+#: A small η keeps E-loss predictions low, and it is the corrections and SJBF that then help;
+#: a learner that should track run times needs a larger one (on a stationary linear stream with
+#: a 3000-s intercept, η = 1000 s converges in a few hundred updates and η = 10 s has barely
+#: moved after 4000, ``tests/predictors/test_nag.py``).
+ETA = 1.0
 
 __all__ = [
     "ETA",

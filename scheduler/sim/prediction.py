@@ -44,7 +44,7 @@ from scheduler.traces.swf import Trace, used_procs
 
 BackfillOrder = Literal["easy", "sjbf"]
 
-#: Default ℓ2 weight λ of the NAG predictor: 0 (plain NAG) until the study tunes it.
+#: Default ℓ2 weight λ of the NAG predictor: 0 (plain NAG), chosen with η (``docs/prediction.md``).
 LAM = 0.0
 
 _PREDICTOR_CODES = {
