@@ -4,6 +4,7 @@ the tables, the figures."""
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -235,12 +236,20 @@ def study_figure(
 
     with rule_log(log_path) as log:
         runs = read_table(runs_path)
+        size: dict[str, float] = {}
         if figure == "pair_correlation":
             plot = figures.pair_correlation_plot(runs)
+            # one facet per pair of logs: about 2.6 x 2.4 inches each
+            logs = runs["trace"].n_unique()
+            pairs = logs * (logs - 1) // 2
+            columns = math.ceil(math.sqrt(pairs))
+            rows = math.ceil(pairs / columns)
+            size = {"width_in": max(7.0, 2.6 * columns + 2.0),
+                    "height_in": max(4.5, 2.4 * rows + 1.5)}  # fmt: skip
         elif figure == "correlation_matrix":
             plot = figures.correlation_matrix_plot(runs)
         else:
             raise ConfigurationError(f"unknown study figure {figure!r}; known: {STUDY_FIGURES}")
         record = provenance({"figure": figure, "runs": str(runs_path)}, step="figure")
-        save_figure(plot, png_path, pdf_path, provenance=flat_record(record))
+        save_figure(plot, png_path, pdf_path, provenance=flat_record(record), **size)
         log(f"figure {figure} over {runs['trace'].n_unique()} logs")

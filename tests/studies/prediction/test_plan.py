@@ -51,7 +51,7 @@ def test_default_config_plans_the_handful_of_triples() -> None:
 
 def test_full_campaign_config() -> None:
     """config/prediction-full.yaml: six logs, 20 losses x 3 corrections x 2 variants + AVE2 x 3
-    x 2 + REQUESTED and CLAIRVOYANT x 2 = 132 triples per log."""
+    x 2 + REQUESTED and CLAIRVOYANT x 2 = 130 triples per log."""
     config = yaml.safe_load((ROOT / "config" / "traces.yaml").read_text())
     config |= yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     config |= yaml.safe_load((ROOT / "config" / "prediction-full.yaml").read_text())
