@@ -30,6 +30,8 @@ from typing import Any
 __all__ = [
     "module_closure",
     "module_imports",
+    "module_path",
+    "modules_hash",
     "package_hash",
     "step_dependencies",
     "step_hash",
@@ -49,6 +51,12 @@ def _path(module: str) -> Path | None:
         if candidate is not None and candidate.is_file():
             return candidate
     return None
+
+
+def module_path(module: str) -> Path | None:
+    """File of a module of this ``scheduler`` package (``x.py`` or ``x/__init__.py``), None for
+    any other name."""
+    return _path(module)
 
 
 @functools.cache
@@ -251,6 +259,26 @@ def step_hash(step: Callable[..., Any] | str) -> str:
     else:
         module, name = step.__module__, step.__qualname__
     return _hash(module, name, _stamps())
+
+
+def modules_hash(modules: Iterable[str]) -> str:
+    """SHA-256 (first 16 hex digits) of the files of the given ``scheduler`` modules (their
+    contents and paths inside the package; modules without a file are ignored).
+
+    Cached per file version, so that hashing the same closure for every compiled kernel of a
+    module costs one ``stat`` per file.
+    """
+    paths = sorted({path for path in map(_path, modules) if path is not None})
+    return _files_hash(tuple((p, p.stat().st_mtime_ns, p.stat().st_size) for p in paths))
+
+
+@functools.cache
+def _files_hash(stamps: tuple[tuple[Path, int, int], ...]) -> str:
+    digest = hashlib.sha256()
+    for path, _, _ in stamps:
+        digest.update(path.relative_to(_ROOT).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
 
 
 def _stamps() -> tuple[tuple[str, int, int], ...]:

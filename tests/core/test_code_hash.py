@@ -16,6 +16,8 @@ import scheduler
 from scheduler.core.code_hash import (
     module_closure,
     module_imports,
+    module_path,
+    modules_hash,
     package_hash,
     step_dependencies,
     step_hash,
@@ -91,6 +93,19 @@ def test_every_step_function_hashes():
             item = getattr(module, name)
             if callable(item) and getattr(item, "__module__", None) == module.__name__:
                 assert re.fullmatch(r"[0-9a-f]{16}", step_hash(item))
+
+
+def test_modules_hash_covers_exactly_the_given_modules():
+    pair = modules_hash(["scheduler.sim._kernel", "scheduler.core.compile"])
+    # order, repetition and names outside the package do not count
+    assert pair == modules_hash(
+        ["scheduler.core.compile", "numpy", "scheduler.sim._kernel", "scheduler.core.compile"]
+    )
+    assert pair != modules_hash(["scheduler.sim._kernel"])
+    assert re.fullmatch(r"[0-9a-f]{16}", pair)
+    assert module_path("scheduler.sim._kernel") == PACKAGE / "sim" / "_kernel.py"
+    assert module_path("scheduler.sim") == PACKAGE / "sim" / "__init__.py"
+    assert module_path("numpy") is None
 
 
 # -- on a copy of the package: edit a module, see which hashes change -----------------------------
