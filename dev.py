@@ -53,9 +53,11 @@ def run(*extra: str) -> int:
     print("dev.py:", " ".join(command), flush=True)
     done = subprocess.run(command, cwd=ROOT)
     if done.returncode == 0 and not extra:
-        protocol = ROOT / "results" / "tuning" / "tables" / "protocol.md"
-        print(protocol.read_text(encoding="utf-8").split("<!--")[0], flush=True)
-        print("dev.py: tables in results/tuning/tables, figures in results/tuning/figures;")
+        for table in ("tuning/tables/protocol.md", "prediction/tables/best_worst.md"):
+            path = ROOT / "results" / table
+            if path.is_file():
+                print(path.read_text(encoding="utf-8").split("<!--")[0], flush=True)
+        print("dev.py: tables in results/<study>/tables, figures in results/<study>/figures;")
         print("dev.py: build the report with: .venv/bin/snakemake --report report.html")
     return done.returncode
 
