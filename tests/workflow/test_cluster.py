@@ -167,12 +167,14 @@ def test_the_study_goes_through_slurm_under_the_account(
     assert {row["state"] for row in records.values()} == {"COMPLETED"}
     assert len({row["name"] for row in records.values()}) == 1  # the workflow run's id
     ran = sorted(submitted.values())
-    # the simulations (4 components <= 10) in one submission, the online replica in one, the
-    # local rules (download, tables, figures) not submitted at all
+    # the simulations (the tuning batches and the prediction techniques: 6 components <= 10)
+    # in one submission, the online replica in one, the local rules (download, tables,
+    # figures) not submitted at all
     assert ran == [
         "group_online_long_trace_online_run_period_costs",
-        "group_simulate_simulate_batch",
+        "group_simulate_simulate_batch_simulate_technique",
         "rule_filter_trace",
+        "rule_filter_trace_overrun",
         "rule_resample_weeks",
         "rule_resample_weeks",
         "rule_split_trace",

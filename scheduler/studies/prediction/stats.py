@@ -49,7 +49,6 @@ RUN_COLUMNS: dict[str, pl.DataType] = {
     "floor_share": pl.Float64(),
     "corrections": pl.Int64(),
     "corrected_jobs": pl.Int64(),
-    "sim_s": pl.Float64(),
 }
 
 _ELOSS = parse_loss("eloss")

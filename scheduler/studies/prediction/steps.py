@@ -102,7 +102,6 @@ def simulate_technique(
                     "utilisation": summary.utilisation, **errors,
                     "corrections": result.total_corrections,
                     "corrected_jobs": int((jobs["corrections"] > 0).sum()),
-                    "sim_s": elapsed_s,
                 })  # fmt: skip
                 log(f"{trace} {triple.label}: AVEbsld {summary.avg_bsld:.3f}, MAE "
                     f"{errors['mae_s']:.0f} s, {result.total_corrections:,} corrections, "
