@@ -7,6 +7,7 @@
     scheduler simulate resources/KTH-SP2.swf.gz --primary SPF --threshold 40h --out schedule.swf
     scheduler policies
     scheduler prediction-grid resources/KTH-SP2.swf.gz --loss eloss --eta 10,1000 --lam 0,1e-4
+    scheduler generate lublin --procs 256 --jobs 10000 --seed 1 --estimates --out model.swf.gz
     scheduler warmup
 
 This module assembles the parser from the command-group modules (:mod:`scheduler.cli.traces`:
@@ -24,7 +25,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from scheduler.cli import bench, prediction, simulate, timings, traces, warmup
+from scheduler.cli import bench, generate, prediction, simulate, timings, traces, warmup
 from scheduler.cli.output import PROG, error_message
 from scheduler.core.errors import SchedlabError
 from scheduler.core.version import __version__
@@ -37,7 +38,7 @@ EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
 
 #: Command-group modules, each with ``add_commands(subparsers)``, in the order of ``--help``.
-COMMAND_GROUPS = (traces, simulate, prediction, warmup, bench, timings)
+COMMAND_GROUPS = (traces, generate, simulate, prediction, warmup, bench, timings)
 
 
 def build_parser() -> argparse.ArgumentParser:
