@@ -36,6 +36,7 @@ _EXPORTS: dict[str, str] = {
     "STUDY_POLICIES": "scheduler.policies",
     "policy_names": "scheduler.policies",
     "register": "scheduler.policies",
+    "register_learned": "scheduler.policies",
     "RunSummary": "scheduler.sim.metrics",
     "cumulative_wait": "scheduler.sim.metrics",
     "Simulation": "scheduler.sim.engine",
@@ -67,7 +68,13 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
     from scheduler.core.errors import ConfigurationError, SchedlabError, TraceFormatError
     from scheduler.core.units import format_duration, parse_duration
     from scheduler.core.version import __version__
-    from scheduler.policies import POLICIES, STUDY_POLICIES, policy_names, register
+    from scheduler.policies import (
+        POLICIES,
+        STUDY_POLICIES,
+        policy_names,
+        register,
+        register_learned,
+    )
     from scheduler.sim.api import simulate
     from scheduler.sim.engine import Simulation, SimulationConfig, SimulationResult, simulate_arrays
     from scheduler.sim.metrics import RunSummary, cumulative_wait

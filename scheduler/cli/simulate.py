@@ -5,7 +5,7 @@ policies and options (with ``--predictor``: on run-time predictions, through the
 variant of :func:`scheduler.simulate`), prints the summary and configuration, and writes the
 schedule as SWF and the per-job table as Parquet or CSV when asked. ``policies`` lists the policy
 registry (:data:`scheduler.policies.POLICIES`), the same names the ``--primary``/``--backfill``
-options accept.
+options accept, and the policy specs they also accept (``learned:PATH#RANK``).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from scheduler.cli.traces import filter_header_line, machine_size_lines, read_tr
 from scheduler.core.atomic import atomic_path
 from scheduler.core.errors import ConfigurationError
 from scheduler.core.version import __version__
-from scheduler.policies import POLICIES
+from scheduler.policies import POLICIES, POLICY_SPECS
 from scheduler.predictors import CORRECTIONS, LOSSES, PREDICTORS, parse_loss
 from scheduler.sim.api import simulate
 from scheduler.sim.engine import SimulationResult
@@ -73,7 +73,8 @@ def add_commands(commands: Any) -> None:
     scheduling = command.add_argument_group("scheduling policy")
     scheduling.add_argument(
         "--primary", metavar="POLICY", type=policy, default="FCFS",
-        help="primary queue order (default FCFS; see `scheduler policies`)",
+        help="primary queue order (default FCFS; see `scheduler policies`), or "
+        "learned:PATH#RANK, a fitted function (docs/learned.md)",
     )  # fmt: skip
     scheduling.add_argument(
         "--backfill", metavar="POLICY|SJBF|none", type=backfill_policy, default="FCFS",
@@ -386,5 +387,11 @@ def cmd_policies(args: argparse.Namespace) -> int:
     if args.json:
         print_json([{"name": p.name, "description": p.description} for p in POLICIES.values()])
         return 0
-    print_sections([("Policies", [(p.name, p.description) for p in POLICIES.values()])])
+    specs = [(prefix, POLICY_SPECS.description(prefix)) for prefix in POLICY_SPECS]
+    print_sections(
+        [
+            ("Policies", [(p.name, p.description) for p in POLICIES.values()]),
+            ("Policy specs (--primary, --backfill, scheduler.simulate)", specs),
+        ]
+    )
     return 0

@@ -1,13 +1,15 @@
 """Layer 2: queue orders, one registry (``POLICIES``).
 
 ``base`` holds the priority-key types and the registry; each other module registers one family
-of policies when imported, which this package does for all of them.
+of policies when imported, which this package does for all of them. ``learned`` registers the
+policy spec ``learned:PATH#RANK`` (a fitted function, ``docs/learned.md``) and aliases for it.
 """
 
 from scheduler.policies import classic as _classic
 from scheduler.policies import published as _published
 from scheduler.policies.base import (
     POLICIES,
+    POLICY_SPECS,
     Policy,
     PolicyInputs,
     PriorityKey,
@@ -17,10 +19,12 @@ from scheduler.policies.base import (
     register,
 )
 from scheduler.policies.classic import STUDY_POLICIES
+from scheduler.policies.learned import register_learned, unregister_learned
 
 del _classic, _published  # imported for their registrations
 __all__ = [
     "POLICIES",
+    "POLICY_SPECS",
     "STUDY_POLICIES",
     "Policy",
     "PolicyInputs",
@@ -29,4 +33,6 @@ __all__ = [
     "policy_names",
     "priority_key",
     "register",
+    "register_learned",
+    "unregister_learned",
 ]

@@ -15,6 +15,11 @@ Adding a policy is one small NumPy function plus its name::
         return PriorityKey.static(jobs.estimate_s)
 
 The formulas, with the published ones they reproduce, are listed in ``docs/simulator.md``.
+
+Besides registered names, :func:`get_policy` accepts *policy specs* ``prefix:argument``: a
+family registers a resolver for its prefix in :data:`POLICY_SPECS` (``learned:PATH#RANK``, a
+function fitted by the learned-function study: ``scheduler.policies.learned``). A spec's policy
+is built when it is looked up and its key when the key is computed, so specs need no code edit.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scheduler.core.errors import ConfigurationError
+from scheduler.core.errors import ConfigurationError, quote
 from scheduler.core.registry import Registry
 
 
@@ -91,6 +96,23 @@ class Policy:
 #: Every queue order, by name (upper case); filled by the family modules of this package.
 POLICIES: Registry[Policy] = Registry("policy", canonical=str.upper, plural="policies")
 
+#: Builds the policy of a spec ``prefix:argument`` from the whole spec (as written, stripped).
+SpecResolver = Callable[[str], Policy]
+
+#: Resolvers of policy specs, by prefix (lower case): ``learned`` -> ``learned:PATH#RANK``.
+POLICY_SPECS: Registry[SpecResolver] = Registry(
+    "policy spec prefix", canonical=str.lower, plural="policy spec prefixes"
+)
+
+#: Added to the seconds since the trace's first submission in the time term of F1-F4 and of
+#: learned functions, so that the first job's term is log10(1) = 0, not log10(0).
+SUBMIT_OFFSET_S = 1.0
+
+
+def relative_submit_s(jobs: PolicyInputs) -> np.ndarray:
+    """r'_j = r_j - r_first + :data:`SUBMIT_OFFSET_S`: the F1-F4 time term, seconds, >= 1 s."""
+    return jobs.submit_s - jobs.first_submit_s + SUBMIT_OFFSET_S
+
 
 def register(name: str, description: str) -> Callable[[PolicyFunction], PolicyFunction]:
     """Register ``function`` as the policy ``name`` (upper case, unique)."""
@@ -103,7 +125,22 @@ def register(name: str, description: str) -> Callable[[PolicyFunction], PolicyFu
 
 
 def get_policy(name: str) -> Policy:
-    """The registered policy ``name`` (case-insensitive); a clear error lists the known ones."""
+    """The registered policy ``name`` (case-insensitive), or the policy of a spec.
+
+    A name holding ``:`` is a spec ``prefix:argument``, resolved by the resolver registered for
+    ``prefix`` in :data:`POLICY_SPECS` (the policy's ``name`` is then the normalised spec).
+
+    Raises
+    ------
+    ConfigurationError
+        An unknown name (the message lists the known ones), an unknown spec prefix, or a spec
+        its resolver refuses.
+    """
+    if isinstance(name, str) and ":" in name:
+        spec = name.strip()
+        prefix = spec.partition(":")[0]
+        resolver = POLICY_SPECS.lookup(prefix, where=f"policy spec {quote(spec)}")
+        return resolver(spec)
     return POLICIES.lookup(name)
 
 

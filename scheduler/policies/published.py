@@ -5,12 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scheduler.policies.base import PolicyInputs, PriorityKey, register
-
-
-def _relative_submit_s(jobs: PolicyInputs) -> np.ndarray:
-    """r'_j = r_j - r_first + 1 s: the F1-F4 time term, always >= 1 s."""
-    return jobs.submit_s - jobs.first_submit_s + 1.0
+from scheduler.policies.base import PolicyInputs, PriorityKey, register, relative_submit_s
 
 
 @register("WFP3", "largest (wait / est)^3 * q first (Tang et al.)")
@@ -26,23 +21,23 @@ def _unicef(jobs: PolicyInputs) -> PriorityKey:
 
 @register("F1", "log10(est) * q + 870 * log10(r') (Carastan-Santos & de Camargo)")
 def _f1(jobs: PolicyInputs) -> PriorityKey:
-    r = _relative_submit_s(jobs)
+    r = relative_submit_s(jobs)
     return PriorityKey.static(np.log10(jobs.estimate_s) * jobs.procs + 870.0 * np.log10(r))
 
 
 @register("F2", "sqrt(est) * q + 25600 * log10(r')")
 def _f2(jobs: PolicyInputs) -> PriorityKey:
-    r = _relative_submit_s(jobs)
+    r = relative_submit_s(jobs)
     return PriorityKey.static(np.sqrt(jobs.estimate_s) * jobs.procs + 25600.0 * np.log10(r))
 
 
 @register("F3", "est * q + 6.86e6 * log10(r')")
 def _f3(jobs: PolicyInputs) -> PriorityKey:
-    r = _relative_submit_s(jobs)
+    r = relative_submit_s(jobs)
     return PriorityKey.static(jobs.estimate_s * jobs.procs + 6.86e6 * np.log10(r))
 
 
 @register("F4", "est * sqrt(q) + 5.3e5 * log10(r')")
 def _f4(jobs: PolicyInputs) -> PriorityKey:
-    r = _relative_submit_s(jobs)
+    r = relative_submit_s(jobs)
     return PriorityKey.static(jobs.estimate_s * np.sqrt(jobs.procs) + 5.3e5 * np.log10(r))

@@ -1,0 +1,1 @@
+"""The learned-priority-function study (Carastan-Santos & de Camargo, SC'17)."""
