@@ -37,9 +37,15 @@ if "prediction" in STUDIES:
     include: "workflow/rules/prediction.smk"
 
 
+if "learned" in STUDIES:
+
+    include: "workflow/rules/learned.smk"
+
+
 rule all:
     default_target: True
     input:
         tuning_targets(),
         online_targets(),
         prediction_targets(),
+        learned_targets(),

@@ -4,6 +4,9 @@ import re
 from snakemake.utils import validate
 
 from scheduler.core.code_hash import step_hash
+from scheduler.policies.learned import register_learned
+from scheduler.studies.learned import steps as learned_steps
+from scheduler.studies.learned.plan import learned_plan
 from scheduler.studies.online import steps as online_steps
 from scheduler.studies.online.plan import online_plan
 from scheduler.studies.prediction import steps as prediction_steps
@@ -16,6 +19,15 @@ validate(config, schema="../schemas/config.schema.yaml")
 # The studies to run (config key `studies`); a study left out is neither checked nor planned,
 # and its rules file is not included (Snakefile).
 STUDIES = tuple(config["studies"])
+LEARNED_PLAN = learned_plan(config) if "learned" in STUDIES else None
+LEARNED = "results/learned"
+# The learned functions are policies of every study: LF<k> is the rank-k function of the
+# learned study's fit (registered here, read when a simulation computes its keys; the rules
+# that simulate with one take the fit file as an input).
+LEARNED_FUNCTIONS = f"{LEARNED}/functions.parquet"
+if LEARNED_PLAN is not None:
+    for _rank, _name in enumerate(LEARNED_PLAN.learned_names, start=1):
+        register_learned(_name, f"learned:{LEARNED_FUNCTIONS}#{_rank}")
 PLAN = tuning_plan(config) if "tuning" in STUDIES else None
 ONLINE_PLAN = online_plan(config) if "online" in STUDIES else None
 PREDICTION_PLAN = prediction_plan(config) if "prediction" in STUDIES else None
@@ -64,6 +76,9 @@ wildcard_constraints:
     online_figure=r"fixed_improvement|(selector_improvement|choice_shares)_[0-9]+[smhdw]",
     technique=r"[A-Za-z0-9-]+",
     overrun="clip",
+    procs=r"\d+",
+    rank=r"\d+",
+    workload=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     prediction_figure=_alternatives(
         prediction_steps.TRACE_FIGURES + prediction_steps.STUDY_FIGURES
     ),
@@ -341,3 +356,78 @@ def prediction_targets():
             ext=("png", "pdf"),
         )
     return tables + figures
+
+
+# -- the learned-priority-function study -------------------------------------------------------
+
+
+def tuple_numbers(wildcards):
+    return list(LEARNED_PLAN.batch_tuples(int(wildcards.batch)))
+
+
+def score_files(wildcards=None):
+    return [f"{LEARNED}/scores/batch{b}.parquet" for b in range(LEARNED_PLAN.batches)]
+
+
+def workload_source(wildcards):
+    """The jobs of an evaluation workload: the generated model, or the catalogue log as
+    downloaded (the protocol keeps every job with positive processors, run and requested
+    times: no strong filter)."""
+    workload = LEARNED_PLAN.workload(wildcards.workload)
+    if workload.is_model:
+        return f"{LEARNED}/model/model-{workload.model_procs}.parquet"
+    return f"resources/traces/{workload.name}.swf.gz"
+
+
+def evaluation_settings(wildcards):
+    """What defines one workload's evaluation (keyword arguments of evaluate_workload)."""
+    workload = LEARNED_PLAN.workload(wildcards.workload)
+    return {
+        "machine_procs": workload.machine_procs,
+        "modes": list(LEARNED_PLAN.modes),
+        "policies": list(LEARNED_PLAN.policies),
+        "learned": {
+            name: rank for rank, name in enumerate(LEARNED_PLAN.learned_names, start=1)
+        },
+        "sequences": LEARNED_PLAN.sequences,
+        "random_sequences": LEARNED_PLAN.random_sequences,
+        "days": LEARNED_PLAN.days,
+        "tau_s": LEARNED_PLAN.tau_s,
+        "seed": LEARNED_PLAN.seed,
+    }
+
+
+def evaluation_files(wildcards=None):
+    return [f"{LEARNED}/evaluation/{w.name}.parquet" for w in LEARNED_PLAN.workloads]
+
+
+def learned_targets():
+    if LEARNED_PLAN is None:
+        return []
+    tables = [
+        f"{LEARNED}/tables/{name}"
+        for name in ("top_functions.md", "forms.csv", "evaluation.md", "evaluation.csv")
+    ]
+    figures = expand(
+        f"{LEARNED}/figures/{{name}}.{{ext}}",
+        name=["convergence", "evaluation"]
+        + [f"function_{rank}" for rank in range(1, LEARNED_PLAN.top + 1)],
+        ext=("png", "pdf"),
+    )
+    return tables + figures
+
+
+def learned_function_input(*policies):
+    """The fit file when one of ``policies`` is a learned function (LF<k>), else nothing."""
+    if LEARNED_PLAN is None:
+        return []
+    names = set(LEARNED_PLAN.learned_names)
+    return [LEARNED_FUNCTIONS] if any(p in names for p in policies) else []
+
+
+def tuning_learned_input(wildcards):
+    return learned_function_input(wildcards.primary, wildcards.backfill)
+
+
+def online_learned_input(wildcards=None):
+    return learned_function_input(*ONLINE_PLAN.policies)

@@ -36,7 +36,8 @@ rule long_trace:
 
 rule period_costs:
     input:
-        f"{ONLINE}/{{trace}}/traces/replica{{replica}}.parquet",
+        trace=f"{ONLINE}/{{trace}}/traces/replica{{replica}}.parquet",
+        learned=online_learned_input,
     output:
         f"{ONLINE}/{{trace}}/costs/{{period}}/replica{{replica}}.parquet",
     log:
@@ -54,7 +55,7 @@ rule period_costs:
         code=step_hash(online_steps.period_costs),
     run:
         online_steps.period_costs(
-            input[0],
+            input.trace,
             output[0],
             trace=wildcards.trace,
             replica=int(wildcards.replica),
@@ -70,6 +71,7 @@ rule online_run:
     input:
         trace=f"{ONLINE}/{{trace}}/traces/replica{{replica}}.parquet",
         costs=online_costs_input,
+        learned=online_learned_input,
     output:
         curve=f"{ONLINE}/{{trace}}/runs/{{period}}/{{strategy}}/replica{{replica}}.parquet",
         choices=f"{ONLINE}/{{trace}}/choices/{{period}}/{{strategy}}/replica{{replica}}.parquet",

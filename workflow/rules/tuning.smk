@@ -65,6 +65,7 @@ rule simulate_batch:
     input:
         weeks="results/{trace}/weeks/{split}/batch{batch}.parquet",
         unthresholded=unthresholded_simulation,
+        learned=tuning_learned_input,
     output:
         f"{TUNING}/{{trace}}/sims/{SIM_CASE}.parquet",
     log:

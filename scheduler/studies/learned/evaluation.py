@@ -1,0 +1,171 @@
+"""The evaluation protocol of the learned-priority-function study: 15-day sequences of a log
+and the policies simulated on them in three modes.
+
+Sequences (the authors' published evaluation code, ``sched-performance-tester``): the log's
+jobs with positive processors, run time and requested time, in submission order; a sequence
+starts at a job ``i``, takes the 16 jobs ``i … i+15`` that set the initial state (the paper's
+S; scheduled like every other job, excluded from the metric) and then every following job
+submitted within 15 days (≤ 15 · 86,400 s) of job ``i``'s submission; the next sequence starts
+right after. Sequences are consecutive from the start of the log and never overlap; the last,
+incomplete one (the log ends before its 15 days) is dropped. As an option, a seeded random
+subset of these sequences is used instead of the first ones.
+
+Modes (each simulates a sequence alone, from an empty machine):
+
+``runtime``
+    list scheduling with the actual run times as the policies' estimates: the policy orders the
+    queue, the first job waits until it fits, no backfilling.
+``estimate``
+    the same with the requested times as estimates (what a real scheduler knows).
+``backfilling``
+    EASY with the requested times, the policy ordering both the queue and the backfilling
+    candidates ("aggressive" backfilling with a reservation for the first job).
+
+Metric: AVEbsld (τ = 10 s) over the jobs after the first 16 of the sequence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from scheduler.core.errors import ConfigurationError
+from scheduler.sim.engine import simulate_arrays
+from scheduler.traces.swf import used_procs
+
+__all__ = [
+    "DAY_S",
+    "MODES",
+    "EvaluationSequence",
+    "evaluation_jobs",
+    "evaluation_sequences",
+    "sequence_bsld",
+]
+
+DAY_S = 86400.0
+#: The evaluation modes: (estimate source, backfilling on).
+MODES: dict[str, tuple[str, bool]] = {
+    "runtime": ("clairvoyant", False),
+    "estimate": ("requested", False),
+    "backfilling": ("requested", True),
+}
+
+
+@dataclass(frozen=True)
+class EvaluationSequence:
+    """One sequence: ``first`` and ``stop`` are row positions in the evaluation jobs (the
+    sequence is rows ``first … stop − 1``); ``n_state`` rows set the initial state."""
+
+    index: int
+    first: int
+    stop: int
+    n_state: int
+
+    @property
+    def jobs(self) -> int:
+        return self.stop - self.first
+
+
+def evaluation_jobs(jobs: pl.DataFrame) -> pl.DataFrame:
+    """The jobs the protocol keeps, in (submit time, job number) order: positive processors
+    (allocated, else requested), run time and requested time. Columns ``job_id, submit_s,
+    procs, run_s, req_time_s`` (seconds)."""
+    missing = [c for c in ("job_id", "submit_s", "run_s", "req_time_s") if c not in jobs.columns]
+    if missing:
+        raise ConfigurationError(f"evaluation jobs: the table lacks {', '.join(missing)}")
+    table = jobs.select(
+        "job_id",
+        pl.col("submit_s").cast(pl.Float64),
+        used_procs().cast(pl.Float64).alias("procs"),
+        pl.col("run_s").cast(pl.Float64),
+        pl.col("req_time_s").cast(pl.Float64),
+    )
+    return table.filter(
+        (pl.col("procs") > 0) & (pl.col("run_s") > 0) & (pl.col("req_time_s") > 0)
+    ).sort("submit_s", "job_id")
+
+
+def evaluation_sequences(
+    submit_s: np.ndarray,
+    *,
+    n_state: int = 16,
+    days: float = 15.0,
+    count: int | None = None,
+    seed: int | None = None,
+) -> list[EvaluationSequence]:
+    """The non-overlapping sequences of a log whose submit times (s, sorted) are ``submit_s``.
+
+    ``count``: how many; ``None`` for all. Without ``seed`` the first ``count`` sequences are
+    used (the published protocol); with ``seed`` a seeded random choice of ``count`` of them,
+    returned in log order.
+    """
+    submit = np.asarray(submit_s, dtype=np.float64)
+    if n_state < 0:
+        raise ConfigurationError(f"n_state must be >= 0, got {n_state}")
+    if not days > 0:
+        raise ConfigurationError(f"days must be > 0, got {days}")
+    if submit.size > 1 and np.any(np.diff(submit) < 0):
+        raise ConfigurationError("evaluation sequences: submit times must be sorted")
+    horizon = days * DAY_S
+    sequences: list[EvaluationSequence] = []
+    first = 0
+    n = submit.size
+    while first + n_state < n:
+        # jobs after the state ones submitted within the horizon of the sequence's first job
+        stop = int(np.searchsorted(submit, submit[first] + horizon, side="right"))
+        stop = max(stop, first + n_state)
+        if stop >= n:  # the log ends inside the horizon: an incomplete sequence
+            break
+        if stop > first + n_state:
+            sequences.append(EvaluationSequence(len(sequences), first, stop, n_state))
+        first = stop
+    if count is not None:
+        if count < 1:
+            raise ConfigurationError(f"count must be >= 1, got {count}")
+        if count > len(sequences):
+            raise ConfigurationError(
+                f"{count} sequences asked, the log yields {len(sequences)} of {days:g} days"
+            )
+        if seed is None:
+            sequences = sequences[:count]
+        else:
+            rng = np.random.default_rng(seed)
+            chosen = np.sort(rng.choice(len(sequences), size=count, replace=False))
+            sequences = [sequences[int(k)] for k in chosen]
+    return sequences
+
+
+def sequence_bsld(
+    jobs: pl.DataFrame,
+    sequence: EvaluationSequence,
+    policy: str,
+    mode: str,
+    machine_procs: int,
+    *,
+    tau_s: float = 10.0,
+) -> float:
+    """AVEbsld (τ = ``tau_s``) of ``policy`` in ``mode`` on one sequence of
+    :func:`evaluation_jobs` ``jobs``, over the jobs after the state ones."""
+    if mode not in MODES:
+        raise ConfigurationError(f"unknown evaluation mode {mode!r}; modes: {', '.join(MODES)}")
+    estimate, backfilling = MODES[mode]
+    part = jobs.slice(sequence.first, sequence.jobs)
+    submit = part["submit_s"].to_numpy() - float(part["submit_s"][0])
+    run = part["run_s"].to_numpy()
+    requested = part["req_time_s"].to_numpy()
+    start = simulate_arrays(
+        submit,
+        part["procs"].to_numpy(),
+        run,
+        run if estimate == "clairvoyant" else requested,
+        machine_procs,
+        primary=policy,
+        backfill=policy if backfilling else None,
+        job_id=part["job_id"].to_numpy().astype(np.float64),
+    )
+    k = sequence.n_state
+    response = start[k:] - submit[k:] + run[k:]
+    bsld = np.maximum(response / np.maximum(run[k:], tau_s), 1.0)
+    return float(bsld.mean())
