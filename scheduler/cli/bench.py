@@ -29,17 +29,24 @@ from scheduler.policies import STUDY_POLICIES
 from scheduler.sim.api import simulate
 from scheduler.sim.engine import Simulation, simulate_arrays
 from scheduler.sim.prediction import simulate_predicted_arrays
+from scheduler.sim.trials import run_trials
+from scheduler.studies.learned.convergence import score_convergence
 from scheduler.traces.filters import strong_filter
 from scheduler.traces.swf import Trace, read_swf
 
 __all__ = [
+    "CONVERGENCE_TRIALS",
     "PREDICTION_RUNS",
+    "TRIALS_TARGET_PER_MIN",
     "add_commands",
     "cmd_bench",
     "format_figures",
+    "format_trial_figures",
     "main_bench",
     "prediction_figures",
     "run_benchmarks",
+    "trial_figures",
+    "window_tuples",
 ]
 
 #: The prediction variant's runs timed side by side with plain EASY: label -> keywords of
@@ -51,6 +58,11 @@ PREDICTION_RUNS: dict[str, dict[str, str] | None] = {
         "predictor": "nag", "loss": "eloss", "correction": "incremental", "backfill": "SJBF"
     },
 }  # fmt: skip
+
+#: Target of issue #13: 48-job list schedules (trials) per minute on one core.
+TRIALS_TARGET_PER_MIN = 2_000_000
+#: Trial counts of the convergence curve; the published study stopped at 256,000.
+CONVERGENCE_TRIALS = (1_000, 4_000, 16_000, 64_000, 256_000)
 
 JobArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
@@ -75,6 +87,11 @@ def add_commands(commands: Any) -> None:
         "--kth", type=Path, default=repo / "resources" / "KTH-SP2.swf.gz",
         help="the KTH-SP2 log (default: the bundled copy)",
     )  # fmt: skip
+    command.add_argument(
+        "--only", choices=("trials",), default=None,
+        help="run one group of figures only: trials (the learned-priority study's trials, "
+        "on Lublin-256.swf.gz in --traces-dir)",
+    )  # fmt: skip
     add_json_argument(command)
 
 
@@ -91,7 +108,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     int
         Exit code 0.
     """
-    return main_bench(args.traces_dir, args.kth, args.json)
+    return main_bench(args.traces_dir, args.kth, args.json, only=args.only)
 
 
 def _arrays(trace: Trace) -> JobArrays:
@@ -219,13 +236,89 @@ def _kth_requested_seconds(trace: Trace, repeat: int) -> float:
     )
 
 
+def window_tuples(
+    trace: Trace, count: int, size: int = 48
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The first ``count`` consecutive, non-overlapping windows of ``size`` jobs of ``trace``,
+    each as (submit times relative to the window's first job (s), processors, run times (s))."""
+    jobs = trace.jobs
+    submit = jobs["submit_s"].to_numpy().astype(np.float64)
+    procs = jobs["alloc_procs"].to_numpy().astype(np.int64)
+    run = jobs["run_s"].to_numpy().astype(np.float64)
+    if count * size > submit.shape[0]:
+        raise ValueError(f"{count} windows of {size} jobs need {count * size} jobs, "
+                         f"the trace has {submit.shape[0]}")  # fmt: skip
+    out = []
+    for w in range(count):
+        part = slice(w * size, (w + 1) * size)
+        out.append((submit[part] - submit[part][0], procs[part], run[part]))
+    return out
+
+
+def trial_figures(
+    lublin_path: Path,
+    *,
+    windows: int = 20,
+    trials: int = 20_000,
+    repeat: int = 5,
+    trial_counts: tuple[int, ...] = CONVERGENCE_TRIALS,
+    repetitions: int = 10,
+) -> dict[str, object]:
+    """Speed of the learned-priority study's trials and the convergence of one tuple's scores.
+
+    Tuples are ``windows`` consecutive 48-job windows of the Lublin-256 log (|S| = 16,
+    |Q| = 32, m = 256). After one warm-up call (compilation or cache load), each of ``repeat``
+    rounds runs ``trials`` drawn trials on every window (:func:`scheduler.sim.trials.run_trials`,
+    validation included); the rate is trials (48-job list schedules) per minute on one core,
+    median, min and max over the rounds. The convergence curve is
+    :func:`~scheduler.studies.learned.convergence.score_convergence` on the first window.
+    """
+    trace = read_swf(lublin_path, machine_procs=256)
+    tuples = window_tuples(trace, windows)
+    run_trials(*tuples[0], n_trials=10, seed=0)
+    rates = np.empty(repeat)
+    for i in range(repeat):
+        start = time.perf_counter()
+        for w, arrays in enumerate(tuples):
+            run_trials(*arrays, n_trials=trials, seed=i * windows + w)
+        rates[i] = windows * trials / (time.perf_counter() - start) * 60.0
+    start = time.perf_counter()
+    curve = score_convergence(
+        *tuples[0], trial_counts=trial_counts, repetitions=repetitions, seed=2017
+    )
+    curve_s = time.perf_counter() - start
+    return {
+        "windows": windows, "trials_per_window": trials, "repeat": repeat,
+        "trials_per_min_median": float(np.median(rates)),
+        "trials_per_min_min": float(rates.min()), "trials_per_min_max": float(rates.max()),
+        "target_per_min": TRIALS_TARGET_PER_MIN,
+        "convergence": curve.to_dicts(), "convergence_s": curve_s,
+    }  # fmt: skip
+
+
+def format_trial_figures(figures: dict[str, Any]) -> list[str]:
+    """Lines of :func:`trial_figures`: the rate beside its target, then the curve."""
+    ratio = figures["trials_per_min_median"] / figures["target_per_min"]
+    lines = [
+        f"trials (48-job list schedules, Lublin-256 windows, m = 256), {figures['windows']} "
+        f"tuples x {figures['trials_per_window']:,} trials, {figures['repeat']} rounds: "
+        f"{figures['trials_per_min_median'] / 1e6:.1f} M/min/core median "
+        f"[{figures['trials_per_min_min'] / 1e6:.1f}, {figures['trials_per_min_max'] / 1e6:.1f}]"
+        f" (target >= {figures['target_per_min'] / 1e6:.0f} M/min: x{ratio:.1f})",
+        f"score convergence, first window ({figures['convergence_s']:.1f} s): trials, "
+        "normalised std (mean over jobs of std/mean over repetitions), worst job",
+    ]
+    for row in figures["convergence"]:
+        lines.append(
+            f"  {row['trials']:>8,}  {row['normalised_std']:.4f}  {row['max_normalised_std']:.4f}"
+            f"  ({row['repetitions']} repetitions)"
+        )
+    return lines
+
+
 def run_benchmarks(traces_dir: Path, kth_path: Path, repeat: int = 5) -> dict[str, object]:
     """Measure every figure of issue #2's speed and memory targets; returns them as a dict."""
-    figures: dict[str, object] = {
-        "schedlab": __version__,
-        "python": platform.python_version(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.processor() or ''}",
-    }
+    figures = _header()
     kth = strong_filter(read_swf(kth_path))[0]
     kth_arrays = _arrays(kth)
     figures["kth_jobs"] = kth.jobs.height
@@ -267,14 +360,33 @@ def run_benchmarks(traces_dir: Path, kth_path: Path, repeat: int = 5) -> dict[st
         figures["curie_prediction"] = prediction_figures(clipped, repeat)
     else:
         figures["curie_skipped"] = f"not found: {curie_path}"
+    figures.update(_trials_part(traces_dir))
     return figures
+
+
+def _trials_part(traces_dir: Path) -> dict[str, object]:
+    lublin = traces_dir / "Lublin-256.swf.gz"
+    if not lublin.is_file():
+        return {"trials_skipped": f"not found: {lublin}"}
+    return {"trials": trial_figures(lublin)}
+
+
+def _header() -> dict[str, object]:
+    return {
+        "schedlab": __version__,
+        "python": platform.python_version(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.processor() or ''}",
+    }
 
 
 def format_figures(figures: dict[str, object]) -> str:
     """Human-readable lines, with the targets of issue #2 beside each figure."""
     ms = 1e3
+    header = f"schedlab {figures['schedlab']}, Python {figures['python']}, {figures['machine']}"
+    if "kth_jobs" not in figures:  # --only trials
+        return "\n".join([header, *_trials_lines(figures)])
     lines = [
-        f"schedlab {figures['schedlab']}, Python {figures['python']}, {figures['machine']}",
+        header,
         f"KTH-SP2 ({figures['kth_jobs']} jobs) EASY-FCFS-FCFS: "
         f"{figures['kth_fcfs_s'] * ms:.1f} ms (target <= 15 ms); the prediction variant with "
         f"REQUESTED: {figures['kth_requested_s'] * ms:.1f} ms",
@@ -298,7 +410,14 @@ def format_figures(figures: dict[str, object]) -> str:
         lines.extend(_prediction_lines(figures["curie_prediction"]))  # type: ignore[arg-type]
     else:
         lines.append(f"CEA-Curie skipped: {figures['curie_skipped']}")
+    lines.extend(_trials_lines(figures))
     return "\n".join(lines)
+
+
+def _trials_lines(figures: dict[str, object]) -> list[str]:
+    if "trials" in figures:
+        return format_trial_figures(figures["trials"])  # type: ignore[arg-type]
+    return [f"trials skipped: {figures.get('trials_skipped')}"]
 
 
 def _prediction_lines(figures: dict[str, Any]) -> list[str]:
@@ -318,8 +437,12 @@ def _prediction_lines(figures: dict[str, Any]) -> list[str]:
     return lines
 
 
-def main_bench(traces_dir: Path, kth_path: Path, as_json: bool) -> int:
-    """Run and print the benchmarks (the ``scheduler bench`` command)."""
-    figures = run_benchmarks(traces_dir, kth_path)
+def main_bench(traces_dir: Path, kth_path: Path, as_json: bool, only: str | None = None) -> int:
+    """Run and print the benchmarks (the ``scheduler bench`` command); ``only="trials"``: the
+    trials figures alone."""
+    if only == "trials":
+        figures = {**_header(), **_trials_part(traces_dir)}
+    else:
+        figures = run_benchmarks(traces_dir, kth_path)
     print(json.dumps(figures, indent=2) if as_json else format_figures(figures))
     return 0
