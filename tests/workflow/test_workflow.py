@@ -144,6 +144,11 @@ def test_dry_run_plans_the_whole_study(tmp_path: Path, kth_path: Path) -> None:
     assert jobs["filter_trace_overrun"] == 1 and jobs["simulate_technique"] == 4
     assert jobs["prediction_tables"] == 1 and jobs["prediction_trace_figure"] == 3
     assert "prediction_study_figure" not in jobs  # one log: no correlation between logs
+    # learned: the model, 2 batches of 2 tuples (tuples, scores), the fit, the convergence
+    # curve, 2 function figures, 2 evaluated workloads, the evaluation tables
+    assert jobs["learned_model"] == 1 and jobs["learned_tuples"] == jobs["learned_scores"] == 2
+    assert jobs["learned_fit"] == jobs["learned_convergence"] == 1
+    assert jobs["learned_function_figure"] == jobs["learned_evaluate"] == 2
     assert not (project / "results").exists()
 
 

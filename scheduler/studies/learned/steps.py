@@ -26,7 +26,8 @@ from scheduler.core.steps import (
     table_machine_procs,
 )
 from scheduler.policies.learned import load_function, register_learned
-from scheduler.sim.trials import score_convergence, trial_scores
+from scheduler.sim.trials import trial_scores
+from scheduler.studies.learned.convergence import score_convergence
 from scheduler.studies.learned.evaluation import (
     evaluation_jobs,
     evaluation_sequences,
