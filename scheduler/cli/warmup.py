@@ -17,6 +17,7 @@ from scheduler.cli.arguments import add_command
 from scheduler.core.constants import SWF_SCHEMA
 from scheduler.sim.api import simulate
 from scheduler.sim.cache import kernel_cache_state
+from scheduler.sim.trials import run_trials
 from scheduler.traces.swf import SwfHeader, Trace
 
 __all__ = ["WARMUP_RUNS", "add_commands", "cmd_warmup", "kernel_cache_note", "warmup_trace"]
@@ -90,9 +91,16 @@ def cmd_warmup(args: argparse.Namespace) -> int:
     # the run-time prediction variant: one compiled loop for every predictor and correction
     # (they are integer codes), so one learned run compiles it
     simulate(trace, "FCFS", "SJBF", predictor="nag", loss="eloss", correction="incremental")
+    # the trials of the learned-priority study
+    jobs = trace.jobs
+    run_trials(
+        jobs["submit_s"].to_numpy().astype(float), jobs["alloc_procs"].to_numpy().astype(float),
+        jobs["run_s"].to_numpy().astype(float), n_state=2, machine_procs=trace.machine_procs,
+        n_trials=4, seed=0,
+    )  # fmt: skip
     elapsed_ms = (time.perf_counter() - started) * 1000.0
     runs = ", ".join(f"EASY({p}, {b or 'none'})" for p, b in WARMUP_RUNS)
-    runs += ", EASY-SJBF on NAG E-loss predictions (INCREMENTAL)"
+    runs += ", EASY-SJBF on NAG E-loss predictions (INCREMENTAL), list-scheduling trials"
     print(f"simulator kernel ready in {elapsed_ms:.0f} ms: {kernel_cache_note()}")
     print(f"runs: {runs}")
     return 0

@@ -39,11 +39,15 @@ def evaluation_boxplot(
     evaluation: pl.DataFrame, policies: Sequence[str], modes: Sequence[str]
 ) -> ggplot:
     """AVEbsld of every sequence per policy (box plots, log10 axis), one panel per workload
-    (rows) and mode (columns); ``policies`` and ``modes`` give the order."""
+    (rows, in the table's order) and mode (columns); ``policies`` and ``modes`` give the
+    order."""
     require_columns(evaluation, ("workload", "mode", "policy", "avg_bsld"), "evaluation")
     frame = evaluation.select("workload", "mode", "policy", "avg_bsld").to_pandas()
     make_categorical(frame, "policy", list(policies))
     make_categorical(frame, "mode", list(modes))
+    # workloads in the order of the table (the config's order)
+    workloads = evaluation["workload"].unique(maintain_order=True).to_list()
+    make_categorical(frame, "workload", workloads)
     counts = evaluation.group_by("workload").agg(pl.len().alias("count"))
     runs = max(int(counts["count"].max()), 1)
     sequences = runs // max(evaluation.select("mode", "policy").n_unique(), 1)
