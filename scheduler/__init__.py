@@ -46,6 +46,9 @@ _EXPORTS: dict[str, str] = {
     "simulate_arrays": "scheduler.sim.engine",
     "PredictedResult": "scheduler.sim.prediction",
     "simulate_predicted": "scheduler.sim.prediction",
+    "RedirectResult": "scheduler.sim.redirection",
+    "RedirectSimulation": "scheduler.sim.redirection",
+    "simulate_redirect": "scheduler.sim.redirection",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -79,6 +82,7 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
     from scheduler.sim.engine import Simulation, SimulationConfig, SimulationResult, simulate_arrays
     from scheduler.sim.metrics import RunSummary, cumulative_wait
     from scheduler.sim.prediction import PredictedResult, simulate_predicted
+    from scheduler.sim.redirection import RedirectResult, RedirectSimulation, simulate_redirect
     from scheduler.traces.filters import FilterReport, strong_filter
     from scheduler.traces.summary import trace_summary
     from scheduler.traces.swf import SwfHeader, Trace, read_swf, write_swf

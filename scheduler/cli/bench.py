@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 from scheduler.cli.arguments import add_command, add_json_argument
 from scheduler.core.constants import WEEK_S
@@ -28,22 +29,29 @@ from scheduler.core.version import __version__
 from scheduler.policies import STUDY_POLICIES
 from scheduler.sim.api import simulate
 from scheduler.sim.engine import Simulation, simulate_arrays
+from scheduler.sim.metrics import job_metric_columns
 from scheduler.sim.prediction import simulate_predicted_arrays
+from scheduler.sim.redirection import pool_sizes, simulate_redirect
 from scheduler.sim.trials import run_trials
 from scheduler.studies.learned.convergence import score_convergence
 from scheduler.traces.filters import strong_filter
-from scheduler.traces.swf import Trace, read_swf
+from scheduler.traces.swf import Trace, read_swf, used_procs
 
 __all__ = [
     "CONVERGENCE_TRIALS",
     "PREDICTION_RUNS",
+    "REDIRECT_BENCH_ALPHA",
+    "REDIRECT_BENCH_THETA",
     "TRIALS_TARGET_PER_MIN",
     "add_commands",
     "cmd_bench",
     "format_figures",
+    "format_redirection_figures",
     "format_trial_figures",
     "main_bench",
+    "most_loaded_week",
     "prediction_figures",
+    "redirection_figures",
     "run_benchmarks",
     "trial_figures",
     "window_tuples",
@@ -63,6 +71,11 @@ PREDICTION_RUNS: dict[str, dict[str, str] | None] = {
 TRIALS_TARGET_PER_MIN = 2_000_000
 #: Trial counts of the convergence curve; the published study stopped at 256,000.
 CONVERGENCE_TRIALS = (1_000, 4_000, 16_000, 64_000, 256_000)
+
+#: Dedicated share α and threshold θ (submissions) of the redirection benchmark on CEA-Curie's
+#: most loaded week; θ gives a few dozen redirections there (``docs/benchmarks.md``).
+REDIRECT_BENCH_ALPHA = 0.1
+REDIRECT_BENCH_THETA = 300.0
 
 JobArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
@@ -88,9 +101,10 @@ def add_commands(commands: Any) -> None:
         help="the KTH-SP2 log (default: the bundled copy)",
     )  # fmt: skip
     command.add_argument(
-        "--only", choices=("trials",), default=None,
+        "--only", choices=("trials", "redirection"), default=None,
         help="run one group of figures only: trials (the learned-priority study's trials, "
-        "on Lublin-256.swf.gz in --traces-dir)",
+        "on Lublin-256.swf.gz in --traces-dir) or redirection (the redirection variant beside "
+        "plain EASY on CEA-Curie's most loaded week)",
     )  # fmt: skip
     add_json_argument(command)
 
@@ -316,6 +330,145 @@ def format_trial_figures(figures: dict[str, Any]) -> list[str]:
     return lines
 
 
+def most_loaded_week(trace: Trace) -> tuple[Trace, dict[str, object]]:
+    """The jobs submitted during the most loaded calendar week of ``trace``, and its figures.
+
+    Calendar weeks run from Monday 00:00 to Monday 00:00 in the log's time zone (the header's
+    ``TimeZoneString``, UTC when absent), on the clock ``UnixStartTime + submit_s`` (origin 0
+    when absent). A week's load is the offered work ``Σ q_j p_j`` (processor-seconds) of the jobs
+    submitted in it, divided by ``m · 1 week``. Submit times are left as they are.
+    """
+    header = trace.header
+    zone = header.time_zone_string or "UTC"
+    origin = header.unix_start_time or 0
+    jobs = trace.jobs.with_columns(
+        pl.from_epoch(pl.col("submit_s") + origin, time_unit="s")
+        .dt.replace_time_zone("UTC")
+        .dt.convert_time_zone(zone)
+        .dt.truncate("1w")
+        .alias("_week"),
+        (used_procs().cast(pl.Float64) * pl.col("run_s")).alias("_work"),
+    )
+    weeks = (
+        jobs.group_by("_week")
+        .agg(pl.col("_work").sum(), pl.len().alias("jobs"))
+        .sort("_work", "_week", descending=[True, False])
+    )
+    best = weeks.row(0, named=True)
+    selected = jobs.filter(pl.col("_week") == best["_week"]).drop("_week", "_work")
+    figures = {
+        "week_start": best["_week"].isoformat(),
+        "time_zone": zone,
+        "jobs": int(best["jobs"]),
+        "offered_load": float(best["_work"]) / (trace.machine_procs * WEEK_S),
+        "weeks": weeks.height,
+    }
+    return trace.with_jobs(selected), figures
+
+
+def redirection_figures(
+    trace: Trace,
+    *,
+    alpha: float = REDIRECT_BENCH_ALPHA,
+    theta: float = REDIRECT_BENCH_THETA,
+    repeat: int = 5,
+) -> dict[str, object]:
+    """Wall times of redirection (α, θ) beside plain EASY on the most loaded week of ``trace``.
+
+    The jobs wider than the main pool (``m − ceil(α·m)`` processors) cannot be submitted to it:
+    they are left out of both runs (counted in ``week["wider_than_main_pool"]``). Both runs go
+    through the public table APIs (:func:`scheduler.sim.redirection.simulate_redirect`
+    and :func:`scheduler.simulate`, FCFS/FCFS, the whole machine for plain EASY): one warm-up
+    call of each, then ``repeat`` rounds calling both in turn; the ratio is taken within each
+    round. Returns the week's figures, the run's redirections and metrics, and per run the
+    median, min and max wall time (s) and of the ratio.
+    """
+    week, figures = most_loaded_week(trace)
+    # every job is submitted to the main pool: the jobs wider than it are left out of both runs
+    main_procs, _ = pool_sizes(alpha, trace.machine_procs)
+    fits = week.jobs.filter(used_procs() <= main_procs)
+    figures["wider_than_main_pool"] = week.jobs.height - fits.height
+    week = week.with_jobs(fits)
+    figures["simulated_jobs"] = week.jobs.height
+    calls: dict[str, Callable[[], object]] = {
+        "plain EASY": lambda: simulate(week),
+        "redirection": lambda: simulate_redirect(week, alpha=alpha, theta=theta),
+    }
+    outputs = {label: call() for label, call in calls.items()}
+    times = {label: np.empty(repeat) for label in calls}
+    for i in range(repeat):
+        for label, call in calls.items():
+            start = time.perf_counter()
+            call()
+            times[label][i] = time.perf_counter() - start
+    result: Any = outputs["redirection"]
+    plain: Any = outputs["plain EASY"]
+    out: dict[str, object] = {
+        "week": figures, "alpha": alpha, "theta": theta, "repeat": repeat,
+        "main_procs": result.config.main_procs, "dedicated_procs": result.config.dedicated_procs,
+        "redirections": result.redirections, "redirect_summary": result.summary.to_dict(),
+        "plain_avg_wait_s": plain.summary.avg_wait_s,
+        "plain_utilisation": plain.summary.utilisation,
+        # plain EASY's bsld with the redirection results' τ (the base simulator's is 10 s)
+        "plain_avg_bsld_tau": float(
+            plain.jobs.select("submit_s", "start_s", "run_s")
+            .with_columns(job_metric_columns(result.config.tau_s))["bsld"].mean()
+        ),
+    }  # fmt: skip
+    reference = times["plain EASY"]
+    for label, seconds in times.items():
+        ratio = seconds / reference
+        out[label] = {
+            "median_s": float(np.median(seconds)), "min_s": float(seconds.min()),
+            "max_s": float(seconds.max()), "ratio_median": float(np.median(ratio)),
+            "ratio_min": float(ratio.min()), "ratio_max": float(ratio.max()),
+        }  # fmt: skip
+    return out
+
+
+def format_redirection_figures(figures: dict[str, Any]) -> list[str]:
+    """Lines of :func:`redirection_figures`: the week, then both runs side by side."""
+    ms = 1e3
+    week = figures["week"]
+    summary = figures["redirect_summary"]
+    lines = [
+        f"CEA-Curie, most loaded calendar week (from {week['week_start']}, {week['jobs']} jobs, "
+        f"offered load {week['offered_load']:.2f}; {week['simulated_jobs']} simulated, "
+        f"{week['wider_than_main_pool']} wider than the main pool left out), "
+        f"{figures['repeat']} rounds: median [min, max]",
+        f"  redirection alpha = {figures['alpha']} ({figures['main_procs']} + "
+        f"{figures['dedicated_procs']} processors), theta = {figures['theta']:g}: "
+        f"{figures['redirections']} redirections; AvgWait {summary['avg_wait_s']:.0f} s "
+        f"(plain EASY {figures['plain_avg_wait_s']:.0f} s), avg bsld (tau 60 s) "
+        f"{summary['avg_bsld']:.2f} ({figures['plain_avg_bsld_tau']:.2f}), utilisation "
+        f"{summary['utilisation']:.3f}, with the wasted work "
+        f"{summary['utilisation_with_waste']:.3f} ({figures['plain_utilisation']:.3f})",
+    ]
+    for label in ("plain EASY", "redirection"):
+        f = figures[label]
+        target = " (target <= 2x)" if label == "redirection" else ""
+        lines.append(
+            f"  {label:12s} {f['median_s'] * ms:7.1f} ms [{f['min_s'] * ms:.1f}, "
+            f"{f['max_s'] * ms:.1f}]  x{f['ratio_median']:.2f} [{f['ratio_min']:.2f}, "
+            f"{f['ratio_max']:.2f}]{target}"
+        )
+    return lines
+
+
+def _redirection_part(traces_dir: Path) -> dict[str, object]:
+    curie = traces_dir / "CEA-Curie.swf.gz"
+    if not curie.is_file():
+        return {"redirection_skipped": f"not found: {curie}"}
+    trace = strong_filter(read_swf(curie, machine_procs=80640))[0]
+    return {"redirection": redirection_figures(trace)}
+
+
+def _redirection_lines(figures: dict[str, object]) -> list[str]:
+    if "redirection" in figures:
+        return format_redirection_figures(figures["redirection"])  # type: ignore[arg-type]
+    return [f"redirection skipped: {figures.get('redirection_skipped')}"]
+
+
 def run_benchmarks(traces_dir: Path, kth_path: Path, repeat: int = 5) -> dict[str, object]:
     """Measure every figure of issue #2's speed and memory targets; returns them as a dict."""
     figures = _header()
@@ -358,6 +511,7 @@ def run_benchmarks(traces_dir: Path, kth_path: Path, repeat: int = 5) -> dict[st
         # the prediction study's filter: run times past the requested time clipped, not dropped
         clipped = strong_filter(raw, overrun="clip")[0]
         figures["curie_prediction"] = prediction_figures(clipped, repeat)
+        figures["redirection"] = redirection_figures(curie)
     else:
         figures["curie_skipped"] = f"not found: {curie_path}"
     figures.update(_trials_part(traces_dir))
@@ -383,8 +537,10 @@ def format_figures(figures: dict[str, object]) -> str:
     """Human-readable lines, with the targets of issue #2 beside each figure."""
     ms = 1e3
     header = f"schedlab {figures['schedlab']}, Python {figures['python']}, {figures['machine']}"
-    if "kth_jobs" not in figures:  # --only trials
-        return "\n".join([header, *_trials_lines(figures)])
+    if "kth_jobs" not in figures:  # --only trials / --only redirection
+        trials = any(key.startswith("trials") for key in figures)
+        part = _trials_lines(figures) if trials else _redirection_lines(figures)
+        return "\n".join([header, *part])
     lines = [
         header,
         f"KTH-SP2 ({figures['kth_jobs']} jobs) EASY-FCFS-FCFS: "
@@ -408,6 +564,7 @@ def format_figures(figures: dict[str, object]) -> str:
             "(target <= 300)"
         )
         lines.extend(_prediction_lines(figures["curie_prediction"]))  # type: ignore[arg-type]
+        lines.extend(_redirection_lines(figures))
     else:
         lines.append(f"CEA-Curie skipped: {figures['curie_skipped']}")
     lines.extend(_trials_lines(figures))
@@ -442,6 +599,8 @@ def main_bench(traces_dir: Path, kth_path: Path, as_json: bool, only: str | None
     trials figures alone."""
     if only == "trials":
         figures = {**_header(), **_trials_part(traces_dir)}
+    elif only == "redirection":
+        figures = {**_header(), **_redirection_part(traces_dir)}
     else:
         figures = run_benchmarks(traces_dir, kth_path)
     print(json.dumps(figures, indent=2) if as_json else format_figures(figures))

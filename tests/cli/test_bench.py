@@ -7,7 +7,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scheduler.cli.bench import format_trial_figures, main_bench, trial_figures, window_tuples
+from scheduler.cli.bench import (
+    format_redirection_figures,
+    format_trial_figures,
+    main_bench,
+    most_loaded_week,
+    redirection_figures,
+    trial_figures,
+    window_tuples,
+)
 from scheduler.cli.main import build_parser
 from scheduler.traces.swf import read_swf
 
@@ -65,3 +73,46 @@ def test_bench_only_trials_without_the_log_says_so(
 ) -> None:
     assert main_bench(tmp_path, tmp_path / "none.swf", as_json=False, only="trials") == 0
     assert "trials skipped: not found" in capsys.readouterr().out
+
+
+def test_bench_only_redirection_is_a_choice() -> None:
+    assert build_parser().parse_args(["bench", "--only", "redirection"]).only == "redirection"
+
+
+def test_bench_only_redirection_without_the_log_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main_bench(tmp_path, tmp_path / "none.swf", as_json=False, only="redirection") == 0
+    assert "redirection skipped: not found" in capsys.readouterr().out
+
+
+def _tiny_log(path: Path) -> Path:
+    # header clock: Monday 2011-01-03 00:00 in Paris is 2011-01-02 23:00 UTC (1294009200); the
+    # log starts 1 h before it, on Sunday. Jobs: one on Sunday (week of 2010-12-27), three big
+    # ones on Monday and Tuesday (week of 2011-01-03), one small one the next Monday.
+    lines = ["; UnixStartTime: 1294005600", "; TimeZoneString: Europe/Paris", "; MaxProcs: 8"]
+    rows = [(1, 0, 100, 2), (2, 3600, 500, 4), (3, 90000, 500, 4), (4, 100000, 50, 1),
+            (5, 3600 + 7 * 86400, 10, 1)]  # fmt: skip
+    for job_id, submit, run, procs in rows:
+        fields = f"{job_id} {submit} 0 {run} {procs} -1 -1 {procs} {run}"
+        lines.append(f"{fields} -1 1 1 1 -1 1 -1 -1 -1")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_most_loaded_week_is_a_calendar_week_in_the_log_time_zone(tmp_path: Path) -> None:
+    trace = read_swf(_tiny_log(tmp_path / "t.swf"))
+    week, figures = most_loaded_week(trace)
+    assert week.jobs["job_id"].to_list() == [2, 3, 4]
+    assert figures["week_start"].startswith("2011-01-03T00:00:00+01:00")
+    assert figures["weeks"] == 3 and figures["jobs"] == 3
+    assert figures["offered_load"] == pytest.approx((2000 + 2000 + 50) / (8 * 7 * 86400))
+
+
+def test_redirection_figures_on_a_tiny_log(tmp_path: Path) -> None:
+    trace = read_swf(_tiny_log(tmp_path / "t.swf"))
+    figures = redirection_figures(trace, alpha=0.25, theta=0, repeat=2)
+    assert figures["main_procs"] == 6 and figures["dedicated_procs"] == 2
+    assert figures["redirection"]["ratio_min"] <= figures["redirection"]["ratio_median"]
+    lines = format_redirection_figures(figures)
+    assert "redirections" in lines[1] and len(lines) == 4

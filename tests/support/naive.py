@@ -371,3 +371,182 @@ def naive_simulate_predicted(
         raise AssertionError("naive_simulate_predicted did not terminate")
     assert len(results) == len(jobs)
     return results
+
+
+# -- Redirection (docs/simulator.md, "Redirection (issue #14)") ------------------------------------
+
+
+@dataclass(frozen=True)
+class NaiveRedirected:
+    start_s: float  # final start (on the dedicated pool for a redirected job)
+    backfilled: bool  # the final start was a backfill
+    first_start_s: float  # start in the main pool
+    killed_s: float  # redirection instant, NaN if never redirected
+    pool: str  # "main" or "dedicated": where the job finished
+
+
+class _NaivePool:
+    """One EASY scheduler (no threshold, default reservation, outlive "requested") over its own
+    waiting and running lists. Waiting jobs carry the pool's submit time in `submit_s`."""
+
+    def __init__(self, procs: int, primary: str, backfill: str | None, first_submit_s: float):
+        self.procs = procs
+        self.free = procs
+        self.primary = primary
+        self.backfill = backfill
+        self.first_submit_s = first_submit_s
+        self.waiting: list[NaiveJob] = []
+        self.running: list[_Running] = []
+
+    def _key(self, policy: str, now: float) -> Callable[[NaiveJob], tuple[float, float, int]]:
+        f = self.first_submit_s
+        return lambda j: (naive_priority(policy, j, now, f), j.submit_s, j.job_id)
+
+    def _start(self, job: NaiveJob, now: float) -> None:
+        assert job.procs <= self.free
+        self.free -= job.procs
+        self.waiting.remove(job)
+        self.running.append(_Running(job, now, job.estimate_s, now + job.estimate_s))
+
+    def easy_pass(self, now: float) -> list[tuple[NaiveJob, bool]]:
+        """One pass; returns the started jobs with their "backfilled" flag."""
+        started: list[tuple[NaiveJob, bool]] = []
+        queue = sorted(self.waiting, key=self._key(self.primary, now))
+        while queue and queue[0].procs <= self.free:  # step 2
+            job = queue.pop(0)
+            self._start(job, now)
+            started.append((job, False))
+        if not queue or self.backfill is None:
+            return started
+        h = queue.pop(0)  # step 3
+        for r in self.running:
+            if r.end_est_s <= now:
+                _revise(r, now, "requested")
+        count = self.free
+        shadow = math.nan
+        for r in sorted(self.running, key=lambda r: (r.end_est_s, r.job.job_id)):
+            count += r.job.procs
+            if count >= h.procs:
+                shadow = r.end_est_s
+                break
+        extra = count - h.procs
+        for j in sorted(queue, key=self._key(self.backfill, now)):  # step 4
+            if j.procs > self.free:
+                continue
+            if now + j.estimate_s <= shadow:
+                self._start(j, now)
+                started.append((j, True))
+            elif j.procs <= extra:
+                extra -= j.procs
+                self._start(j, now)
+                started.append((j, True))
+        return started
+
+    def complete(self, now: float) -> None:
+        for r in [r for r in self.running if r.end_s == now]:
+            self.running.remove(r)
+            self.free += r.job.procs
+
+
+def naive_pool_sizes(alpha: float, machine_procs: int) -> tuple[int, int]:
+    """(main, dedicated): the dedicated pool is ceil(alpha * m) on alpha's decimal value."""
+    from decimal import Decimal
+
+    dedicated = math.ceil(Decimal(repr(float(alpha))) * machine_procs)
+    return machine_procs - dedicated, dedicated
+
+
+def naive_simulate_redirect(
+    jobs: Sequence[NaiveJob],
+    machine_procs: int,
+    alpha: float,
+    theta: float,
+    primary: str = "FCFS",
+    backfill: str | None = "FCFS",
+    dedicated_primary: str | None = None,
+    dedicated_backfill: str | None = None,
+    balance: bool = False,
+) -> dict[int, NaiveRedirected]:
+    """Main + dedicated pools with redirection, event by event, counters kept per job.
+
+    `dedicated_primary` / `dedicated_backfill` None: the main pool's; `dedicated_backfill="none"`:
+    no backfilling on the dedicated pool. `theta` may be math.inf.
+    """
+    jobs = list(jobs)
+    m_main, m_d = naive_pool_sizes(alpha, machine_procs)
+    assert m_main >= 1 and all(j.procs <= m_main for j in jobs)
+    if dedicated_backfill == "none":
+        d_backfill = None
+    else:
+        d_backfill = backfill if dedicated_backfill is None else dedicated_backfill
+    first = min(j.submit_s for j in jobs)
+    main = _NaivePool(m_main, primary, backfill, first)
+    ded = _NaivePool(m_d, dedicated_primary or primary, d_backfill, first)
+    pending = sorted(jobs, key=lambda j: (j.submit_s, j.job_id))
+    counter: dict[int, int] = {}  # job_id -> counter, for the jobs running in the main pool
+    first_start: dict[int, float] = {}
+    final: dict[int, tuple[float, bool]] = {}
+    killed: dict[int, float] = {}
+
+    def passes(now: float) -> None:
+        for job, backfilled in main.easy_pass(now):
+            counter[job.job_id] = 0
+            first_start[job.job_id] = now
+            final[job.job_id] = (now, backfilled)
+        for job, backfilled in ded.easy_pass(now):
+            final[job.job_id] = (now, backfilled)
+
+    for _ in range(4 * len(jobs) + 1):
+        if not (pending or main.waiting or main.running or ded.waiting or ded.running):
+            break
+        next_submit = pending[0].submit_s if pending else math.inf
+        next_end = min((r.end_s for r in main.running + ded.running), default=math.inf)
+        now = min(next_submit, next_end)
+        assert now < math.inf
+        # 1. completions of both pools
+        for r in main.running:
+            if r.end_s == now:
+                del counter[r.job.job_id]
+        main.complete(now)
+        ded.complete(now)
+        # 2. submissions, each counted by every job running in the main pool
+        while pending and pending[0].submit_s == now:
+            main.waiting.append(pending.pop(0))
+            for r in main.running:
+                counter[r.job.job_id] += 1
+        # 3. passes
+        passes(now)
+        # 4. redirection step
+        if m_d == 0 or (balance and ded.waiting):
+            continue
+        candidates = [r for r in main.running
+                      if counter[r.job.job_id] > theta and r.job.procs <= m_d]  # fmt: skip
+        if not candidates:
+            continue
+        victim = min(candidates, key=lambda r: (-r.job.procs, r.start_s, r.job.job_id))
+        main.running.remove(victim)
+        main.free += victim.job.procs
+        del counter[victim.job.job_id]
+        killed[victim.job.job_id] = now
+        del final[victim.job.job_id]
+        ded.waiting.append(
+            NaiveJob(victim.job.job_id, now, victim.job.procs, victim.job.run_s,
+                     victim.job.estimate_s, victim.job.requested_s, victim.job.user)
+        )  # fmt: skip
+        for job_id in counter:
+            counter[job_id] = 0
+        # 5. second passes at the same instant
+        passes(now)
+    else:
+        raise AssertionError("naive_simulate_redirect did not terminate")
+    assert len(final) == len(jobs)
+    return {
+        j.job_id: NaiveRedirected(
+            final[j.job_id][0],
+            final[j.job_id][1],
+            first_start[j.job_id],
+            killed.get(j.job_id, math.nan),
+            "dedicated" if j.job_id in killed else "main",
+        )
+        for j in jobs
+    }
