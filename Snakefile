@@ -42,6 +42,11 @@ if "learned" in STUDIES:
     include: "workflow/rules/learned.smk"
 
 
+if "redirect" in STUDIES:
+
+    include: "workflow/rules/redirect.smk"
+
+
 rule all:
     default_target: True
     input:
@@ -49,3 +54,4 @@ rule all:
         online_targets(),
         prediction_targets(),
         learned_targets(),
+        redirect_targets(),

@@ -10,6 +10,8 @@ from scheduler.studies.learned.plan import learned_plan
 from scheduler.studies.online import steps as online_steps
 from scheduler.studies.online.plan import online_plan
 from scheduler.studies.prediction import steps as prediction_steps
+from scheduler.studies.redirect import steps as redirect_steps
+from scheduler.studies.redirect.plan import redirect_plan
 from scheduler.studies.prediction.plan import prediction_plan
 from scheduler.studies.tuning import steps as tuning_steps
 from scheduler.studies.tuning.plan import tuning_plan
@@ -31,6 +33,7 @@ if LEARNED_PLAN is not None:
 PLAN = tuning_plan(config) if "tuning" in STUDIES else None
 ONLINE_PLAN = online_plan(config) if "online" in STUDIES else None
 PREDICTION_PLAN = prediction_plan(config) if "prediction" in STUDIES else None
+REDIRECT_PLAN = redirect_plan(config) if "redirect" in STUDIES else None
 
 # The params of each step hold step_hash(<the step function it calls>), the hash of the modules
 # that function can import (derived from the import graph by scheduler.core.code_hash), so
@@ -39,6 +42,7 @@ PREDICTION_PLAN = prediction_plan(config) if "prediction" in STUDIES else None
 TUNING = "results/tuning"
 ONLINE = "results/online"
 PREDICTION = "results/prediction"
+REDIRECT = "results/redirect"
 # One simulation job's file name below {TUNING}/{trace}/sims/ (and logs/, benchmarks/).
 SIM_CASE = "{split}/{primary}/{backfill}/{threshold}/batch{batch}"
 # The figure names come from the step module that draws them.
@@ -79,6 +83,8 @@ wildcard_constraints:
     procs=r"\d+",
     rank=r"\d+",
     workload=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+    alpha=r"baseline|[0-9.]+",
+    redirect_figure=_alternatives(redirect_steps.FIGURES),
     prediction_figure=_alternatives(
         prediction_steps.TRACE_FIGURES + prediction_steps.STUDY_FIGURES
     ),
@@ -431,3 +437,32 @@ def tuning_learned_input(wildcards):
 
 def online_learned_input(wildcards=None):
     return learned_function_input(*ONLINE_PLAN.policies)
+
+
+# -- the redirection study ---------------------------------------------------------------------
+
+
+def redirect_min_load(wildcards):
+    return REDIRECT_PLAN.trace_min_load(wildcards.trace)
+
+
+def redirect_grid_files(wildcards=None):
+    labels = [redirect_steps.BASELINE] + [REDIRECT_PLAN.alpha_label(a) for a in REDIRECT_PLAN.alphas]
+    return [
+        f"{REDIRECT}/{trace}/grid/alpha-{label}.parquet"
+        for trace in REDIRECT_PLAN.trace_names
+        for label in labels
+    ]
+
+
+def redirect_targets():
+    if REDIRECT_PLAN is None:
+        return []
+    tables = [f"{REDIRECT}/tables/{name}" for name in ("heatmap.md", "best.md")]
+    tables += [f"{REDIRECT}/tables/{t}_weeks.csv" for t in REDIRECT_PLAN.trace_names]
+    figures = expand(
+        f"{REDIRECT}/figures/{{name}}.{{ext}}",
+        name=redirect_steps.FIGURES,
+        ext=("png", "pdf"),
+    )
+    return tables + figures

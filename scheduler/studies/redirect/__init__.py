@@ -1,0 +1,2 @@
+"""The redirection study (Faure, Lucarelli, Richard, Trystram): weeks, plan, statistics, figures,
+steps."""

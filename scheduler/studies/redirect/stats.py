@@ -1,0 +1,98 @@
+"""Statistics of the redirection study: per week, the ratio of each (α, θ) run to the baseline
+EASY run on the whole machine; medians over weeks; the (α, θ) chosen on the training weeks and
+its ratios on the test weeks.
+
+What is independent of what: each week is simulated alone from an empty machine; the weeks of a
+log are different periods of one machine (not independent samples of a population, and the
+chosen weeks are the loaded ones). A median over ten weeks describes those weeks.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from scheduler.core.errors import ConfigurationError
+
+__all__ = ["GRID_COLUMNS", "best_cells", "heatmap_table", "week_ratios"]
+
+#: One row per (log, week, α, θ, balance) run; the baseline has alpha 0 and theta inf.
+GRID_COLUMNS: dict[str, pl.DataType] = {
+    "trace": pl.String(),
+    "week": pl.Int64(),
+    "split": pl.String(),
+    "alpha": pl.Float64(),
+    "theta": pl.Float64(),
+    "balance": pl.Boolean(),
+    "jobs": pl.Int64(),
+    "avg_bsld": pl.Float64(),
+    "max_bsld": pl.Float64(),
+    "avg_wait_s": pl.Float64(),
+    "utilisation": pl.Float64(),
+    "useful_utilisation": pl.Float64(),
+    "redirections": pl.Int64(),
+    "wasted_procs_s": pl.Float64(),
+}
+
+
+def week_ratios(grid: pl.DataFrame) -> pl.DataFrame:
+    """The redirection runs with ``ratio_avg_bsld`` and ``ratio_max_bsld``: their AVEbsld and
+    MaxBsld over the baseline's on the same log and week (below 1: redirection helps)."""
+    baseline = grid.filter(pl.col("alpha") == 0.0).select(
+        "trace", "week", pl.col("avg_bsld").alias("base_avg"), pl.col("max_bsld").alias("base_max")
+    )
+    runs = grid.filter(pl.col("alpha") > 0.0)
+    missing = runs.join(baseline, on=["trace", "week"], how="anti")
+    if missing.height:
+        pairs = missing.select("trace", "week").unique().height
+        raise ConfigurationError(f"redirection ratios: no baseline run for {pairs} (log, week)")
+    return (
+        runs.join(baseline, on=["trace", "week"])
+        .with_columns(
+            (pl.col("avg_bsld") / pl.col("base_avg")).alias("ratio_avg_bsld"),
+            (pl.col("max_bsld") / pl.col("base_max")).alias("ratio_max_bsld"),
+        )
+        .drop("base_avg", "base_max")
+    )
+
+
+def heatmap_table(ratios: pl.DataFrame) -> pl.DataFrame:
+    """Per log, balance, α, θ: median over weeks of both ratios, and of the redirections."""
+    return (
+        ratios.group_by("trace", "balance", "alpha", "theta")
+        .agg(
+            pl.len().alias("weeks"),
+            pl.col("ratio_avg_bsld").median().alias("median_ratio_avg_bsld"),
+            pl.col("ratio_max_bsld").median().alias("median_ratio_max_bsld"),
+            pl.col("redirections").median().alias("median_redirections"),
+            pl.col("redirections").min().alias("min_redirections"),
+            pl.col("redirections").max().alias("max_redirections"),
+        )
+        .sort("trace", "balance", "alpha", "theta")
+    )
+
+
+def best_cells(ratios: pl.DataFrame) -> pl.DataFrame:
+    """The honest tuning: per log and balance, the (α, θ) with the lowest median AVEbsld ratio
+    on the training weeks (ties: smaller α, then larger θ — fewer redirections), and its median
+    ratios on the test weeks, which played no part in the choice."""
+    train = heatmap_table(ratios.filter(pl.col("split") == "train"))
+    chosen = (
+        train.sort(
+            ["trace", "balance", "median_ratio_avg_bsld", "alpha", "theta"],
+            descending=[False, False, False, False, True],
+        )
+        .group_by("trace", "balance", maintain_order=True)
+        .first()
+        .select(
+            "trace", "balance", "alpha", "theta",
+            pl.col("median_ratio_avg_bsld").alias("train_median_ratio_avg_bsld"),
+            pl.col("median_ratio_max_bsld").alias("train_median_ratio_max_bsld"),
+        )
+    )  # fmt: skip
+    test = heatmap_table(ratios.filter(pl.col("split") == "test")).select(
+        "trace", "balance", "alpha", "theta", pl.col("weeks").alias("test_weeks"),
+        pl.col("median_ratio_avg_bsld").alias("test_median_ratio_avg_bsld"),
+        pl.col("median_ratio_max_bsld").alias("test_median_ratio_max_bsld"),
+        pl.col("median_redirections").alias("test_median_redirections"),
+    )  # fmt: skip
+    return chosen.join(test, on=["trace", "balance", "alpha", "theta"], how="left")

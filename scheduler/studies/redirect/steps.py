@@ -1,0 +1,217 @@
+"""The redirection study's workflow steps (one function per rule of
+``workflow/rules/redirect.smk``): the loaded weeks of a log, the (α, θ) grid simulated on them,
+the tables and figures."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+
+from scheduler.core.errors import ConfigurationError
+from scheduler.core.provenance import provenance, write_csv, write_markdown, write_parquet
+from scheduler.core.steps import flat_record, read_table, rule_log, table_machine_procs
+from scheduler.sim.engine import simulate_arrays
+from scheduler.sim.redirection import simulate_redirect_arrays
+from scheduler.studies.redirect.stats import GRID_COLUMNS, best_cells, heatmap_table, week_ratios
+from scheduler.studies.redirect.weeks import chosen_weeks, split_weeks, week_jobs, window_loads
+from scheduler.traces.swf import used_procs
+
+__all__ = [
+    "BASELINE",
+    "FIGURES",
+    "choose_weeks",
+    "redirect_figure",
+    "redirect_tables",
+    "simulate_alpha",
+]
+
+#: The alpha label of the baseline job (EASY on the whole machine).
+BASELINE = "baseline"
+FIGURES: tuple[str, ...] = ("heatmap_avg_bsld", "heatmap_max_bsld", "best_boxplot")
+
+
+def choose_weeks(
+    filtered_path: str,
+    weeks_path: str,
+    weeks_csv: str,
+    *,
+    trace: str,
+    count: int,
+    min_load: float,
+    step_days: int,
+    split: str,
+    log_path: str | None = None,
+) -> None:
+    """Choose the loaded weeks of a log (:mod:`scheduler.studies.redirect.weeks`), split them
+    into training and test weeks, and write them with their offered load."""
+    with rule_log(log_path) as log:
+        jobs = read_table(filtered_path)
+        m = table_machine_procs(filtered_path)
+        loads = window_loads(jobs, m, step_days=step_days)
+        weeks = chosen_weeks(loads, count=count, min_load=min_load)
+        if weeks.height < 2:
+            best = float(loads["load"].max())
+            raise ConfigurationError(
+                f"{trace}: {weeks.height} week(s) with offered load >= {min_load} (the most "
+                f"loaded 7-day window has {best:.2f}); lower redirect.min_load_by_trace.{trace}"
+            )
+        weeks = split_weeks(weeks, how=split).with_columns(pl.lit(trace).alias("trace"))
+        record = provenance({"trace": trace, "count": count, "min_load": min_load,
+                             "step_days": step_days, "split": split}, step="weeks")  # fmt: skip
+        write_parquet(weeks, weeks_path, record)
+        write_csv(weeks, weeks_csv, record)
+        short = f" (asked {count})" if weeks.height < count else ""
+        log(f"{trace}: {weeks.height} weeks{short} with load >= {min_load}: "
+            f"{', '.join(f'{x:.2f}' for x in weeks['load'])}")  # fmt: skip
+
+
+def _figures(
+    submit: np.ndarray, procs: np.ndarray, run: np.ndarray, start: np.ndarray,
+    wasted: np.ndarray, m: int, tau_s: float,
+) -> dict[str, float]:  # fmt: skip
+    wait = start - submit
+    bsld = np.maximum((wait + run) / np.maximum(run, tau_s), 1.0)
+    makespan = float((start + run).max() - submit.min())
+    area = float((procs * run).sum())
+    waste = float(wasted.sum())
+    return {
+        "avg_bsld": float(bsld.mean()),
+        "max_bsld": float(bsld.max()),
+        "avg_wait_s": float(wait.mean()),
+        "useful_utilisation": area / (m * makespan) if makespan > 0 else 0.0,
+        "utilisation": (area + waste) / (m * makespan) if makespan > 0 else 0.0,
+        "wasted_procs_s": waste,
+    }
+
+
+def simulate_alpha(
+    filtered_path: str,
+    weeks_path: str,
+    out_path: str,
+    *,
+    trace: str,
+    alpha: str,
+    thetas: Sequence[float],
+    balance: Sequence[bool],
+    primary: str,
+    backfill: str,
+    tau_s: float,
+    max_alpha: float,
+    log_path: str | None = None,
+) -> None:
+    """Every chosen week of a log under one dedicated share α and every (θ, balance), or, for
+    ``alpha="baseline"``, under EASY on the whole machine; one row per run.
+
+    Every job is submitted to the main pool, so a job wider than the main pool could never run:
+    the jobs wider than the main pool of the study's largest share ``max_alpha`` are left out of
+    every run of the log, the baseline included (the runs stay comparable); the log says how
+    many."""
+    with rule_log(log_path) as log:
+        jobs = read_table(filtered_path)
+        m = table_machine_procs(filtered_path)
+        weeks = read_table(weeks_path)
+        widest = m - math.ceil(max_alpha * m)
+        started = time.perf_counter()
+        rows = []
+        dropped = 0
+        for week in weeks.iter_rows(named=True):
+            part = week_jobs(jobs, week["start_s"]).sort("submit_s", "job_id")
+            wide = part.select(used_procs() > widest).to_series()
+            dropped += int(wide.sum())
+            part = part.filter(~wide)
+            submit = part["submit_s"].cast(pl.Float64).to_numpy()
+            procs = part.select(used_procs()).to_series().cast(pl.Float64).to_numpy()
+            run = part["run_s"].cast(pl.Float64).to_numpy()
+            requested = part["req_time_s"].cast(pl.Float64).to_numpy()
+            ids = part["job_id"].cast(pl.Float64).to_numpy()
+            base = {"trace": trace, "week": week["week"], "split": week["split"],
+                    "jobs": part.height}  # fmt: skip
+            if alpha == BASELINE:
+                start = simulate_arrays(submit, procs, run, requested, m, primary=primary,
+                                        backfill=backfill, job_id=ids)  # fmt: skip
+                figures = _figures(submit, procs, run, start, np.zeros(0), m, tau_s)
+                rows.append({**base, "alpha": 0.0, "theta": math.inf, "balance": False,
+                             "redirections": 0, **figures})  # fmt: skip
+                continue
+            for theta in thetas:
+                for balanced in balance:
+                    out = simulate_redirect_arrays(
+                        submit, procs, run, requested, m, alpha=float(alpha), theta=float(theta),
+                        primary=primary, backfill=backfill, balance=bool(balanced), job_id=ids,
+                    )  # fmt: skip
+                    figures = _figures(submit, procs, run, out.start_s, out.wasted_proc_s, m,
+                                       tau_s)  # fmt: skip
+                    rows.append({**base, "alpha": float(alpha), "theta": float(theta),
+                                 "balance": bool(balanced), "redirections": out.redirections,
+                                 **figures})  # fmt: skip
+        table = pl.DataFrame(rows, schema=GRID_COLUMNS)
+        record = provenance({"trace": trace, "alpha": alpha, "thetas": list(thetas),
+                             "balance": list(balance), "primary": primary, "backfill": backfill,
+                             "tau_s": tau_s}, step="simulate")  # fmt: skip
+        write_parquet(table, out_path, record)
+        log(f"{trace} α={alpha}: {table.height} runs over {weeks.height} weeks in "
+            f"{time.perf_counter() - started:.1f} s; {dropped} job(s) wider than the main pool "
+            f"at α = {max_alpha:g} ({widest} processors) left out")  # fmt: skip
+
+
+def redirect_tables(
+    grid_paths: Sequence[str],
+    grid_path: str,
+    heatmap_csv: str,
+    heatmap_md: str,
+    best_path: str,
+    best_csv: str,
+    best_md: str,
+    *,
+    log_path: str | None = None,
+) -> None:
+    """Gather every run; the median ratios per (α, θ) (heat maps) and the honest tuning."""
+    from scheduler.studies.common.tables import markdown_table
+
+    with rule_log(log_path) as log:
+        grid = pl.concat([read_table(path) for path in grid_paths])
+        ratios = week_ratios(grid)
+        heat = heatmap_table(ratios)
+        best = best_cells(ratios)
+        record = provenance({"inputs": list(map(str, grid_paths))}, step="tables")
+        write_parquet(grid, grid_path, record)
+        write_csv(heat, heatmap_csv, record)
+        write_markdown("# Redirection / EASY: median ratios over weeks\n\n"
+                       + markdown_table(heat), heatmap_md, record)  # fmt: skip
+        write_parquet(best, best_path, record)
+        write_csv(best, best_csv, record)
+        write_markdown("# (α, θ) chosen on the training weeks, on the test weeks\n\n"
+                       + markdown_table(best), best_md, record)  # fmt: skip
+        log(f"{grid.height} runs, {heat.height} cells")
+
+
+def redirect_figure(
+    figure: str,
+    grid_path: str,
+    best_path: str,
+    png_path: str,
+    pdf_path: str,
+    *,
+    log_path: str | None = None,
+) -> None:
+    """One figure of :data:`FIGURES`."""
+    from scheduler.studies.common.figures import save_figure
+    from scheduler.studies.redirect.figures import best_boxplot, ratio_heatmap
+
+    with rule_log(log_path) as log:
+        ratios = week_ratios(read_table(grid_path))
+        if figure.startswith("heatmap_"):
+            plot = ratio_heatmap(heatmap_table(ratios), figure.removeprefix("heatmap_"))
+        elif figure == "best_boxplot":
+            plot = best_boxplot(ratios, read_table(best_path))
+        else:
+            raise ConfigurationError(f"unknown redirection figure {figure!r}; known: {FIGURES}")
+        logs = ratios["trace"].n_unique()
+        record = provenance({"figure": figure, "grid": str(grid_path)}, step="figure")
+        save_figure(plot, png_path, pdf_path, provenance=flat_record(record),
+                    width_in=max(7.0, 3.5 * logs + 1.5), height_in=6.0)  # fmt: skip
+        log(f"figure {figure}")

@@ -1,0 +1,93 @@
+"""The redirection study through Snakemake for real, on the tiny config's KTH slice."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+from workflow.test_workflow import make_project, planned_jobs, png_text, snakemake, write_config
+
+from scheduler.core.provenance import read_csv
+
+pytestmark = pytest.mark.workflow
+
+
+def redirect_project(tmp: Path, kth_path: Path, **section: object) -> Path:
+    project = make_project(tmp, kth_path)
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    config["studies"] = ["redirect"]
+    config["redirect"].update(section)
+    write_config(project, config)
+    return project
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
+    project = redirect_project(tmp_path_factory.mktemp("redirect"), kth_path)
+    snakemake(project)
+    return project
+
+
+def test_weeks_are_loaded_and_split(study: Path) -> None:
+    weeks = read_csv(study / "results/redirect/tables/KTH-slice_weeks.csv")
+    assert weeks.height == 2 and (weeks["load"] >= 0.3).all()
+    assert weeks["split"].to_list() == ["train", "test"]
+    assert (weeks["start_s"].diff().drop_nulls() >= 7 * 86400).all()
+
+
+def test_grid_ratios_and_tuning(study: Path) -> None:
+    grid = pl.read_parquet(study / "results/redirect/grid.parquet")
+    # 2 weeks x (baseline + 2 alphas x 2 thetas x 2 balance options)
+    assert grid.height == 2 * (1 + 2 * 2 * 2)
+    runs = grid.filter(pl.col("alpha") > 0)
+    assert (runs["redirections"] >= 0).all() and (runs["redirections"] > 0).any()
+    # useful work never exceeds the work including the killed runs
+    assert (runs["useful_utilisation"] <= runs["utilisation"] + 1e-12).all()
+    # a smaller theta redirects at least as often, week by week, without load balancing
+    free = runs.filter(~pl.col("balance")).sort("week", "alpha", "theta")
+    for (_, _), part in free.group_by("week", "alpha"):
+        counts = part.sort("theta")["redirections"].to_list()
+        assert counts == sorted(counts, reverse=True)
+    heat = read_csv(study / "results/redirect/tables/heatmap.csv")
+    assert heat.height == 2 * 2 * 2 and (heat["weeks"] == 2).all()
+    best = read_csv(study / "results/redirect/tables/best.csv")
+    assert best.height == 2 and (best["test_weeks"] == 1).all()
+
+
+def test_figures(study: Path) -> None:
+    for name in ("heatmap_avg_bsld", "heatmap_max_bsld", "best_boxplot"):
+        png = study / f"results/redirect/figures/{name}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+        assert '"step": "figure"' in png_text(png)["Description"], name
+
+
+def test_rerun_nothing_and_a_new_alpha_runs_one_job(study: Path, tmp_path: Path) -> None:
+    assert planned_jobs(study) == {}
+    copy = tmp_path / "copy"
+    shutil.copytree(study, copy, symlinks=True)
+    config = yaml.safe_load((copy / "tiny.yaml").read_text())
+    config["redirect"]["alphas"] = [0.1, 0.15, 0.2]
+    write_config(copy, config)
+    jobs = planned_jobs(copy)
+    # only the new share is simulated (the largest share, which sets the jobs left out of
+    # every run, is unchanged), then the tables and figures
+    assert jobs["redirect_simulate"] == 1 and jobs["redirect_tables"] == 1
+    assert "redirect_weeks" not in jobs
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"alphas": [0.0, 0.1]}, "alphas"),
+        ({"thetas": [2.5]}, "thetas"),
+        ({"traces": ["NOPE"]}, "unknown trace 'NOPE'"),
+        ({"min_load": 5.0}, "week(s) with offered load"),
+    ],
+)
+def test_bad_config_is_refused(tmp_path: Path, kth_path: Path, change: dict, message: str) -> None:
+    project = redirect_project(tmp_path, kth_path, **change)
+    done = snakemake(project, check=False)
+    assert done.returncode != 0 and message in done.stdout + done.stderr
