@@ -149,6 +149,9 @@ def test_dry_run_plans_the_whole_study(tmp_path: Path, kth_path: Path) -> None:
     assert jobs["learned_model"] == 1 and jobs["learned_tuples"] == jobs["learned_scores"] == 2
     assert jobs["learned_fit"] == jobs["learned_convergence"] == 1
     assert jobs["learned_function_figure"] == jobs["learned_evaluate"] == 2
+    # redirection: the weeks, the baseline and 2 shares, the tables, 3 figures
+    assert jobs["redirect_weeks"] == 1 and jobs["redirect_simulate"] == 3
+    assert jobs["redirect_tables"] == 1 and jobs["redirect_figure"] == 3
     assert not (project / "results").exists()
 
 
