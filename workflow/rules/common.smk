@@ -447,7 +447,9 @@ def redirect_min_load(wildcards):
 
 
 def redirect_grid_files(wildcards=None):
-    labels = [redirect_steps.BASELINE] + [REDIRECT_PLAN.alpha_label(a) for a in REDIRECT_PLAN.alphas]
+    labels = [redirect_steps.BASELINE] + [
+        REDIRECT_PLAN.alpha_label(a) for a in REDIRECT_PLAN.alphas
+    ]
     return [
         f"{REDIRECT}/{trace}/grid/alpha-{label}.parquet"
         for trace in REDIRECT_PLAN.trace_names
