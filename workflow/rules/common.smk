@@ -447,7 +447,9 @@ def redirect_min_load(wildcards):
 
 
 def redirect_grid_files(wildcards=None):
-    labels = [redirect_steps.BASELINE] + [REDIRECT_PLAN.alpha_label(a) for a in REDIRECT_PLAN.alphas]
+    labels = [redirect_steps.BASELINE] + [
+        REDIRECT_PLAN.alpha_label(a) for a in REDIRECT_PLAN.alphas
+    ]
     return [
         f"{REDIRECT}/{trace}/grid/alpha-{label}.parquet"
         for trace in REDIRECT_PLAN.trace_names
@@ -455,10 +457,20 @@ def redirect_grid_files(wildcards=None):
     ]
 
 
+def redirect_online_files(wildcards=None):
+    return [
+        f"{REDIRECT}/{trace}/online/alpha-{REDIRECT_PLAN.alpha_label(alpha)}.parquet"
+        for trace in REDIRECT_PLAN.trace_names
+        for alpha in REDIRECT_PLAN.alphas
+    ]
+
+
 def redirect_targets():
     if REDIRECT_PLAN is None:
         return []
-    tables = [f"{REDIRECT}/tables/{name}" for name in ("heatmap.md", "best.md")]
+    tables = [
+        f"{REDIRECT}/tables/{name}" for name in ("heatmap.md", "best.md", "online.md")
+    ]
     tables += [f"{REDIRECT}/tables/{t}_weeks.csv" for t in REDIRECT_PLAN.trace_names]
     figures = expand(
         f"{REDIRECT}/figures/{{name}}.{{ext}}",
