@@ -13,7 +13,8 @@ fits the dedicated pool is killed and restarted from zero on the dedicated pool.
   number of redirections;
 - :func:`simulate_redirect_arrays` is the low-level entry over NumPy arrays;
 - :class:`RedirectSimulation` is the resumable form: run until a time, change θ, go on (the
-  online study's selectors choose θ period by period).
+  redirection study's online runs, :mod:`scheduler.studies.redirect.online`, choose θ period by
+  period with a bandit).
 
 The exact semantics (event order at an instant, counters, the choice of the job, metrics) are in
 ``docs/simulator.md``, "Redirection (issue #14)"; the compiled loop is

@@ -57,6 +57,29 @@ def test_grid_ratios_and_tuning(study: Path) -> None:
     assert best.height == 2 and (best["test_weeks"] == 1).all()
 
 
+def test_online_theta(study: Path) -> None:
+    online = pl.read_parquet(study / "results/redirect/online.parquet")
+    # 2 weeks x 2 alphas x 2 selectors (the defaults) x 2 balance options
+    assert online.height == 2 * 2 * 2 * 2 and online["theta"].is_nan().all()
+    assert set(online["selector"]) == {"bandit(eps=0.1)", "ucb"}
+    # one theta per day from the week's start until the week drains, each from redirect.thetas
+    assert (online["periods"] >= 7).all()
+    for path, periods in online.select("theta_path", "periods").iter_rows():
+        thetas = path.split(",")
+        assert len(thetas) == periods and set(thetas) <= {"5", "20"}
+    grid = pl.read_parquet(study / "results/redirect/grid.parquet")
+    # the same jobs as the fixed-theta runs of the week
+    jobs = grid.select("week", pl.col("jobs").alias("grid_jobs")).unique()
+    assert jobs.height == 2
+    joined = online.join(jobs, on="week")
+    assert (joined["jobs"] == joined["grid_jobs"]).all()
+    table = read_csv(study / "results/redirect/tables/online.csv")
+    assert table.height == 2 * 2 * 2 and (table["test_weeks"] == 1).all()
+    assert set(table["trained_theta"]) <= {5.0, 20.0}
+    assert set(table["hindsight_theta"]) <= {5.0, 20.0}
+    assert (study / "results/redirect/tables/online.md").read_text().startswith("# θ chosen")
+
+
 def test_figures(study: Path) -> None:
     for name in ("heatmap_avg_bsld", "heatmap_max_bsld", "best_boxplot"):
         png = study / f"results/redirect/figures/{name}.png"
@@ -74,8 +97,19 @@ def test_rerun_nothing_and_a_new_alpha_runs_one_job(study: Path, tmp_path: Path)
     jobs = planned_jobs(copy)
     # only the new share is simulated (the largest share, which sets the jobs left out of
     # every run, is unchanged), then the tables and figures
-    assert jobs["redirect_simulate"] == 1 and jobs["redirect_tables"] == 1
-    assert "redirect_weeks" not in jobs
+    assert jobs["redirect_simulate"] == 1 and jobs["redirect_online"] == 1
+    assert jobs["redirect_tables"] == 1 and "redirect_weeks" not in jobs
+
+
+def test_new_online_selectors_rerun_only_the_online_runs(study: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(study, copy, symlinks=True)
+    config = yaml.safe_load((copy / "tiny.yaml").read_text())
+    config["redirect"]["online"] = {"selectors": ["thompson"], "period": "12h"}
+    write_config(copy, config)
+    jobs = planned_jobs(copy)
+    assert jobs["redirect_online"] == 2 and jobs["redirect_tables"] == 1
+    assert "redirect_simulate" not in jobs and "redirect_weeks" not in jobs
 
 
 @pytest.mark.parametrize(
@@ -85,6 +119,7 @@ def test_rerun_nothing_and_a_new_alpha_runs_one_job(study: Path, tmp_path: Path)
         ({"thetas": [2.5]}, "thetas"),
         ({"traces": ["NOPE"]}, "unknown trace 'NOPE'"),
         ({"min_load": 5.0}, "week(s) with offered load"),
+        ({"online": {"selectors": ["full"]}}, "unknown bandit spec 'full'"),
     ],
 )
 def test_bad_config_is_refused(tmp_path: Path, kth_path: Path, change: dict, message: str) -> None:

@@ -457,10 +457,20 @@ def redirect_grid_files(wildcards=None):
     ]
 
 
+def redirect_online_files(wildcards=None):
+    return [
+        f"{REDIRECT}/{trace}/online/alpha-{REDIRECT_PLAN.alpha_label(alpha)}.parquet"
+        for trace in REDIRECT_PLAN.trace_names
+        for alpha in REDIRECT_PLAN.alphas
+    ]
+
+
 def redirect_targets():
     if REDIRECT_PLAN is None:
         return []
-    tables = [f"{REDIRECT}/tables/{name}" for name in ("heatmap.md", "best.md")]
+    tables = [
+        f"{REDIRECT}/tables/{name}" for name in ("heatmap.md", "best.md", "online.md")
+    ]
     tables += [f"{REDIRECT}/tables/{t}_weeks.csv" for t in REDIRECT_PLAN.trace_names]
     figures = expand(
         f"{REDIRECT}/figures/{{name}}.{{ext}}",

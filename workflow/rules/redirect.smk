@@ -80,9 +80,57 @@ rule redirect_simulate:
         )
 
 
+# One job = one log's weeks under one dedicated share with theta chosen online, period by
+# period, by each selector of redirect.online.selectors (every balance option).
+rule redirect_online:
+    input:
+        jobs="results/{trace}/filtered.parquet",
+        weeks=f"{REDIRECT}/{{trace}}/weeks.parquet",
+    output:
+        f"{REDIRECT}/{{trace}}/online/alpha-{{alpha}}.parquet",
+    log:
+        "logs/redirect/{trace}/online-alpha-{alpha}.log",
+    benchmark:
+        "benchmarks/redirect/{trace}/online-alpha-{alpha}.tsv"
+    group:
+        "simulate"
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        thetas=list(REDIRECT_PLAN.thetas),
+        balance=list(REDIRECT_PLAN.balance),
+        selectors=list(REDIRECT_PLAN.online_selectors),
+        period_s=REDIRECT_PLAN.online_period_s,
+        seed=REDIRECT_PLAN.seed,
+        primary=REDIRECT_PLAN.primary,
+        backfill=REDIRECT_PLAN.backfill,
+        tau_s=REDIRECT_PLAN.tau_s,
+        max_alpha=max(REDIRECT_PLAN.alphas),
+        code=step_hash(redirect_steps.simulate_online),
+    run:
+        redirect_steps.simulate_online(
+            input.jobs,
+            input.weeks,
+            output[0],
+            trace=wildcards.trace,
+            alpha=wildcards.alpha,
+            thetas=params.thetas,
+            balance=params.balance,
+            selectors=params.selectors,
+            period_s=params.period_s,
+            seed=params.seed,
+            primary=params.primary,
+            backfill=params.backfill,
+            tau_s=params.tau_s,
+            max_alpha=params.max_alpha,
+            log_path=log[0],
+        )
+
+
 rule redirect_tables:
     input:
-        redirect_grid_files,
+        grid=redirect_grid_files,
+        online=redirect_online_files,
     output:
         grid=f"{REDIRECT}/grid.parquet",
         heatmap_csv=report(
@@ -102,6 +150,15 @@ rule redirect_tables:
             labels={"table": "tuned on training weeks, reported on test weeks"},
         ),
         best_md=f"{REDIRECT}/tables/best.md",
+        online=f"{REDIRECT}/online.parquet",
+        online_csv=report(
+            f"{REDIRECT}/tables/online.csv",
+            caption="../report/redirect_table.rst",
+            category="Redirection",
+            subcategory="All logs",
+            labels={"table": "theta chosen online against the fixed theta"},
+        ),
+        online_md=f"{REDIRECT}/tables/online.md",
     log:
         "logs/redirect/tables.log",
     localrule: True
@@ -111,13 +168,17 @@ rule redirect_tables:
         code=step_hash(redirect_steps.redirect_tables),
     run:
         redirect_steps.redirect_tables(
-            input,
+            input.grid,
             output.grid,
             output.heatmap_csv,
             output.heatmap_md,
             output.best,
             output.best_csv,
             output.best_md,
+            input.online,
+            output.online,
+            output.online_csv,
+            output.online_md,
             log_path=log[0],
         )
 

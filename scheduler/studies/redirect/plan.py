@@ -1,6 +1,6 @@
 """The redirection study's plan: the ``redirect`` config section checked (logs, weeks, the
-(α, θ) grid, the policies of both pools, the options of the slides' future work) and the jobs it
-implies. Errors name the config key."""
+(α, θ) grid, the policies of both pools, the options of the slides' future work, the online
+choice of θ) and the jobs it implies. Errors name the config key."""
 
 from __future__ import annotations
 
@@ -9,7 +9,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from scheduler.core.errors import ConfigurationError, quote
+from scheduler.core.units import parse_duration
+from scheduler.studies.common.bandits import make_bandit
 from scheduler.studies.common.config import TraceEntry, catalogue_entries, policy_list
 
 __all__ = ["RedirectPlan", "redirect_plan", "theta_label"]
@@ -37,6 +41,10 @@ class RedirectPlan:
     primary: str
     backfill: str
     tau_s: float
+    online_period: str = "1d"
+    online_period_s: float = 86400.0
+    online_selectors: tuple[str, ...] = ("bandit(eps=0.1)", "ucb")
+    seed: int = 0
 
     @property
     def trace_names(self) -> tuple[str, ...]:
@@ -114,6 +122,24 @@ def redirect_plan(config: Mapping[str, Any]) -> RedirectPlan:
     tau_s = float(section.get("tau_s", 60.0))
     if not tau_s > 0:
         raise ConfigurationError(f"config redirect.tau_s: must be > 0, got {tau_s!r}")
+    online = section.get("online") or {}
+    period = str(online.get("period", "1d"))
+    try:
+        period_s = parse_duration(period)
+    except (ConfigurationError, ValueError):
+        raise ConfigurationError(
+            f"config redirect.online.period: {period!r} is not a duration with a unit (e.g. 1d)"
+        ) from None
+    if not period_s > 0 or not math.isfinite(period_s):
+        raise ConfigurationError(f"config redirect.online.period: {period!r} must be > 0")
+    selectors = tuple(str(spec) for spec in online.get("selectors", ["bandit(eps=0.1)", "ucb"]))
+    if len(set(selectors)) != len(selectors):
+        raise ConfigurationError("config redirect.online.selectors: a selector is listed twice")
+    for spec in selectors:
+        try:
+            make_bandit(spec, thetas, rng=np.random.default_rng(0))
+        except ConfigurationError as error:
+            raise ConfigurationError(f"config redirect.online.selectors: {error}") from None
     return RedirectPlan(
         traces=traces,
         weeks=weeks,
@@ -126,4 +152,8 @@ def redirect_plan(config: Mapping[str, Any]) -> RedirectPlan:
         primary=primary,
         backfill=backfill,
         tau_s=tau_s,
+        online_period=period,
+        online_period_s=float(period_s),
+        online_selectors=selectors,
+        seed=int(config.get("seed", 0)),
     )

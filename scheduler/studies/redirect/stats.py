@@ -13,7 +13,14 @@ import polars as pl
 
 from scheduler.core.errors import ConfigurationError
 
-__all__ = ["GRID_COLUMNS", "best_cells", "heatmap_table", "week_ratios"]
+__all__ = [
+    "GRID_COLUMNS",
+    "ONLINE_COLUMNS",
+    "best_cells",
+    "heatmap_table",
+    "online_table",
+    "week_ratios",
+]
 
 #: One row per (log, week, α, θ, balance) run; the baseline has alpha 0 and theta inf.
 GRID_COLUMNS: dict[str, pl.DataType] = {
@@ -34,13 +41,25 @@ GRID_COLUMNS: dict[str, pl.DataType] = {
 }
 
 
-def week_ratios(grid: pl.DataFrame) -> pl.DataFrame:
+#: One row per online-θ run (log, week, α, balance, selector): the grid's columns with theta
+#: NaN, the selector spec, the number of periods and the θ of each period (comma-separated).
+ONLINE_COLUMNS: dict[str, pl.DataType] = {
+    **GRID_COLUMNS,
+    "selector": pl.String(),
+    "periods": pl.Int64(),
+    "theta_path": pl.String(),
+}
+
+
+def week_ratios(grid: pl.DataFrame, runs: pl.DataFrame | None = None) -> pl.DataFrame:
     """The redirection runs with ``ratio_avg_bsld`` and ``ratio_max_bsld``: their AVEbsld and
-    MaxBsld over the baseline's on the same log and week (below 1: redirection helps)."""
+    MaxBsld over the baseline's on the same log and week (below 1: redirection helps). The runs
+    are the grid's (α > 0) unless ``runs`` is given (the online-θ runs); the baseline is the
+    grid's."""
     baseline = grid.filter(pl.col("alpha") == 0.0).select(
         "trace", "week", pl.col("avg_bsld").alias("base_avg"), pl.col("max_bsld").alias("base_max")
     )
-    runs = grid.filter(pl.col("alpha") > 0.0)
+    runs = grid.filter(pl.col("alpha") > 0.0) if runs is None else runs
     missing = runs.join(baseline, on=["trace", "week"], how="anti")
     if missing.height:
         pairs = missing.select("trace", "week").unique().height
@@ -96,3 +115,59 @@ def best_cells(ratios: pl.DataFrame) -> pl.DataFrame:
         pl.col("median_redirections").alias("test_median_redirections"),
     )  # fmt: skip
     return chosen.join(test, on=["trace", "balance", "alpha", "theta"], how="left")
+
+
+def online_table(grid: pl.DataFrame, online: pl.DataFrame) -> pl.DataFrame:
+    """θ chosen online against the fixed θ, per log, balance option, α and selector, all on the
+    test weeks (the online runs need no training; the test weeks are where the trained θ can be
+    judged):
+
+    - ``online_median_ratio_{avg,max}_bsld``, ``online_median_redirections``: the online runs;
+    - ``trained_theta`` and ``trained_median_ratio_avg_bsld``: the θ with the lowest median
+      AVEbsld ratio on the training weeks at this α and balance (ties: larger θ), on the test
+      weeks (the honest tuning of :func:`best_cells`, α held fixed);
+    - ``hindsight_theta`` and ``hindsight_median_ratio_avg_bsld``: the fixed θ with the lowest
+      median AVEbsld ratio on the test weeks themselves (ties: larger θ), the best fixed θ in
+      hindsight, which no deployment could know.
+    """
+    fixed = heatmap_table(week_ratios(grid).filter(pl.col("split") == "test"))
+    train = heatmap_table(week_ratios(grid).filter(pl.col("split") == "train"))
+    keys = ["trace", "balance", "alpha"]
+
+    def lowest(table: pl.DataFrame, name: str) -> pl.DataFrame:
+        return (
+            table.sort([*keys, "median_ratio_avg_bsld", "theta"],
+                       descending=[False, False, False, False, True])
+            .group_by(keys, maintain_order=True)
+            .first()
+            .select(*keys, pl.col("theta").alias(f"{name}_theta"))
+        )
+
+    trained = lowest(train, "trained").join(
+        fixed.select(*keys, pl.col("theta").alias("trained_theta"),
+                     pl.col("median_ratio_avg_bsld").alias("trained_median_ratio_avg_bsld")),
+        on=[*keys, "trained_theta"], how="left",
+    )  # fmt: skip
+    hindsight = lowest(fixed, "hindsight").join(
+        fixed.select(*keys, pl.col("theta").alias("hindsight_theta"),
+                     pl.col("median_ratio_avg_bsld").alias("hindsight_median_ratio_avg_bsld")),
+        on=[*keys, "hindsight_theta"],
+    )  # fmt: skip
+    runs = week_ratios(grid, online).filter(pl.col("split") == "test")
+    chosen = (
+        runs.group_by(*keys, "selector")
+        .agg(
+            pl.len().alias("test_weeks"),
+            pl.col("ratio_avg_bsld").median().alias("online_median_ratio_avg_bsld"),
+            pl.col("ratio_max_bsld").median().alias("online_median_ratio_max_bsld"),
+            pl.col("redirections").median().alias("online_median_redirections"),
+        )
+    )
+    order = {spec: k for k, spec in enumerate(online["selector"].unique(maintain_order=True))}
+    return (
+        chosen.join(trained, on=keys, how="left")
+        .join(hindsight, on=keys, how="left")
+        .with_columns(pl.col("selector").replace_strict(order, return_dtype=pl.Int64).alias("_k"))
+        .sort(*keys, "_k")
+        .drop("_k")
+    )

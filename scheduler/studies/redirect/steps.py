@@ -16,7 +16,15 @@ from scheduler.core.provenance import provenance, write_csv, write_markdown, wri
 from scheduler.core.steps import flat_record, read_table, rule_log, table_machine_procs
 from scheduler.sim.engine import simulate_arrays
 from scheduler.sim.redirection import simulate_redirect_arrays
-from scheduler.studies.redirect.stats import GRID_COLUMNS, best_cells, heatmap_table, week_ratios
+from scheduler.studies.redirect.online import online_rng, online_theta_run
+from scheduler.studies.redirect.stats import (
+    GRID_COLUMNS,
+    ONLINE_COLUMNS,
+    best_cells,
+    heatmap_table,
+    online_table,
+    week_ratios,
+)
 from scheduler.studies.redirect.weeks import chosen_weeks, split_weeks, week_jobs, window_loads
 from scheduler.traces.swf import used_procs
 
@@ -27,6 +35,7 @@ __all__ = [
     "redirect_figure",
     "redirect_tables",
     "simulate_alpha",
+    "simulate_online",
 ]
 
 #: The alpha label of the baseline job (EASY on the whole machine).
@@ -88,6 +97,24 @@ def _figures(
     }
 
 
+def _week_arrays(
+    jobs: pl.DataFrame, week: dict, widest: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """The jobs of a chosen week no wider than ``widest`` as arrays (submit, procs, run,
+    requested time, job number, in (submit, job number) order) and how many were left out."""
+    part = week_jobs(jobs, week["start_s"]).sort("submit_s", "job_id")
+    wide = part.select(used_procs() > widest).to_series()
+    part = part.filter(~wide)
+    return (
+        part["submit_s"].cast(pl.Float64).to_numpy(),
+        part.select(used_procs()).to_series().cast(pl.Float64).to_numpy(),
+        part["run_s"].cast(pl.Float64).to_numpy(),
+        part["req_time_s"].cast(pl.Float64).to_numpy(),
+        part["job_id"].cast(pl.Float64).to_numpy(),
+        int(wide.sum()),
+    )
+
+
 def simulate_alpha(
     filtered_path: str,
     weeks_path: str,
@@ -119,17 +146,10 @@ def simulate_alpha(
         rows = []
         dropped = 0
         for week in weeks.iter_rows(named=True):
-            part = week_jobs(jobs, week["start_s"]).sort("submit_s", "job_id")
-            wide = part.select(used_procs() > widest).to_series()
-            dropped += int(wide.sum())
-            part = part.filter(~wide)
-            submit = part["submit_s"].cast(pl.Float64).to_numpy()
-            procs = part.select(used_procs()).to_series().cast(pl.Float64).to_numpy()
-            run = part["run_s"].cast(pl.Float64).to_numpy()
-            requested = part["req_time_s"].cast(pl.Float64).to_numpy()
-            ids = part["job_id"].cast(pl.Float64).to_numpy()
+            submit, procs, run, requested, ids, wide = _week_arrays(jobs, week, widest)
+            dropped += wide
             base = {"trace": trace, "week": week["week"], "split": week["split"],
-                    "jobs": part.height}  # fmt: skip
+                    "jobs": submit.size}  # fmt: skip
             if alpha == BASELINE:
                 start = simulate_arrays(submit, procs, run, requested, m, primary=primary,
                                         backfill=backfill, job_id=ids)  # fmt: skip
@@ -158,6 +178,67 @@ def simulate_alpha(
             f"at α = {max_alpha:g} ({widest} processors) left out")  # fmt: skip
 
 
+def simulate_online(
+    filtered_path: str,
+    weeks_path: str,
+    out_path: str,
+    *,
+    trace: str,
+    alpha: str,
+    thetas: Sequence[float],
+    balance: Sequence[bool],
+    selectors: Sequence[str],
+    period_s: float,
+    seed: int,
+    primary: str,
+    backfill: str,
+    tau_s: float,
+    max_alpha: float,
+    log_path: str | None = None,
+) -> None:
+    """Every chosen week of a log under one dedicated share α with θ chosen online by each
+    selector (:mod:`scheduler.studies.redirect.online`), for each balance option; one row per
+    run (:data:`ONLINE_COLUMNS`: the grid's columns with θ = NaN, the selector, the number of
+    periods and the θ of each period). The same jobs as :func:`simulate_alpha`'s runs."""
+    with rule_log(log_path) as log:
+        jobs = read_table(filtered_path)
+        m = table_machine_procs(filtered_path)
+        weeks = read_table(weeks_path)
+        widest = m - math.ceil(max_alpha * m)
+        value = float(alpha)
+        started = time.perf_counter()
+        rows = []
+        for week in weeks.iter_rows(named=True):
+            submit, procs, run, requested, ids, _ = _week_arrays(jobs, week, widest)
+            base = {"trace": trace, "week": week["week"], "split": week["split"],
+                    "jobs": submit.size, "alpha": value, "theta": math.nan}  # fmt: skip
+            for selector in selectors:
+                for balanced in balance:
+                    rng = online_rng(seed, trace, int(week["week"]), value)
+                    result = online_theta_run(
+                        submit, procs, run, requested, m, alpha=value, thetas=thetas,
+                        selector=selector, rng=rng, start_s=float(week["start_s"]),
+                        period_s=period_s, tau_s=tau_s, primary=primary, backfill=backfill,
+                        balance=bool(balanced), job_id=ids,
+                    )  # fmt: skip
+                    sim = result.simulation
+                    figures = _figures(submit, procs, run, sim.start_s, sim.wasted_proc_s, m,
+                                       tau_s)  # fmt: skip
+                    path = ",".join(f"{theta:g}" for theta in result.thetas)
+                    rows.append({**base, "balance": bool(balanced),
+                                 "redirections": sim.redirections, **figures,
+                                 "selector": selector, "periods": len(result.history),
+                                 "theta_path": path})  # fmt: skip
+        table = pl.DataFrame(rows, schema=ONLINE_COLUMNS)
+        record = provenance({"trace": trace, "alpha": alpha, "thetas": list(thetas),
+                             "balance": list(balance), "selectors": list(selectors),
+                             "period_s": period_s, "seed": seed, "primary": primary,
+                             "backfill": backfill, "tau_s": tau_s}, step="online")  # fmt: skip
+        write_parquet(table, out_path, record)
+        log(f"{trace} α={alpha}: {table.height} online-θ runs over {weeks.height} weeks in "
+            f"{time.perf_counter() - started:.1f} s")
+
+
 def redirect_tables(
     grid_paths: Sequence[str],
     grid_path: str,
@@ -166,10 +247,15 @@ def redirect_tables(
     best_path: str,
     best_csv: str,
     best_md: str,
+    online_paths: Sequence[str] = (),
+    online_path: str | None = None,
+    online_csv: str | None = None,
+    online_md: str | None = None,
     *,
     log_path: str | None = None,
 ) -> None:
-    """Gather every run; the median ratios per (α, θ) (heat maps) and the honest tuning."""
+    """Gather every run; the median ratios per (α, θ) (heat maps) and the honest tuning; the
+    online-θ runs and their comparison with the fixed θ (:func:`online_table`)."""
     from scheduler.studies.common.tables import markdown_table
 
     with rule_log(log_path) as log:
@@ -177,7 +263,8 @@ def redirect_tables(
         ratios = week_ratios(grid)
         heat = heatmap_table(ratios)
         best = best_cells(ratios)
-        record = provenance({"inputs": list(map(str, grid_paths))}, step="tables")
+        inputs = [*map(str, grid_paths), *map(str, online_paths)]
+        record = provenance({"inputs": inputs}, step="tables")
         write_parquet(grid, grid_path, record)
         write_csv(heat, heatmap_csv, record)
         write_markdown("# Redirection / EASY: median ratios over weeks\n\n"
@@ -186,6 +273,15 @@ def redirect_tables(
         write_csv(best, best_csv, record)
         write_markdown("# (α, θ) chosen on the training weeks, on the test weeks\n\n"
                        + markdown_table(best), best_md, record)  # fmt: skip
+        if online_paths:
+            online = pl.concat([read_table(path) for path in online_paths])
+            compared = online_table(grid, online)
+            write_parquet(online, online_path, record)
+            write_csv(compared, online_csv, record)
+            write_markdown("# θ chosen online, against the fixed θ (median ratios over the test "
+                           "weeks)\n\n" + markdown_table(compared), online_md,
+                           record)  # fmt: skip
+            log(f"{online.height} online-θ runs")
         log(f"{grid.height} runs, {heat.height} cells")
 
 

@@ -26,6 +26,8 @@ def test_default_and_full_configs() -> None:
     assert plan.trace_names == ("KTH-SP2",) and plan.weeks == 6
     assert len(plan.alphas) * len(plan.thetas) == 9 and plan.balance == (False, True)
     assert plan.trace_min_load("KTH-SP2") == 0.7
+    assert plan.online_period_s == 86400.0
+    assert plan.online_selectors == ("bandit(eps=0.1)", "ucb") and plan.seed == 20261121
     full = redirect_plan(_config("config.yaml", "redirect-full.yaml"))
     assert full.trace_names == ("CEA-Curie", "ANL-Intrepid", "RICC")
     assert full.alphas == (0.05, 0.1, 0.15, 0.2, 0.25, 0.3) and full.weeks == 20
@@ -52,6 +54,10 @@ def test_labels() -> None:
         ({"min_load_by_trace": {"CTC-SP2": 0.5}}, "not in redirect.traces"),
         ({"primary": "XYZ"}, "unknown policy 'XYZ'"),
         ({"tau_s": 0}, "redirect.tau_s"),
+        ({"online": {"period": "0d"}}, "redirect.online.period"),
+        ({"online": {"period": "soon"}}, "redirect.online.period"),
+        ({"online": {"selectors": ["random"]}}, "redirect.online.selectors"),
+        ({"online": {"selectors": ["ucb(c=-1)"]}}, "redirect.online.selectors"),
     ],
 )
 def test_bad_sections_name_the_key(change: dict, message: str) -> None:

@@ -13,7 +13,8 @@ that produces the feedback lives in :mod:`scheduler.studies.online.live`. Module
 - :mod:`.simple`: ``fixed:P`` (always P) and ``random`` (P_t uniform each period);
 - :mod:`.simulated`: ``full`` and ``noisy`` (simulated cost of every policy, seconds);
 - :mod:`.bandits`: ``bandit`` (epsilon-greedy, published estimate), ``ucb``, ``swucb`` and
-  ``thompson`` (on normalised per-job mean waits);
+  ``thompson`` (on normalised per-job mean waits), wrappers over the bandits of
+  :mod:`scheduler.studies.common.bandits` (shared with the redirection study);
 - :mod:`.specs`: :func:`parse_spec` and :func:`make_selector`.
 
 Every selector appends one dict per period to ``history`` (``{"period": t, "policy": P_t, ...}``

@@ -9,23 +9,31 @@
     Bandits on *normalised* per-job mean waits, so the unknown scale of the waits (seconds to
     days) does not matter: UCB1 (lower confidence bound, since costs are minimised), its
     sliding-window variant for a drifting workload, and Gaussian Thompson sampling.
+
+The bandits themselves (over any arms) are in :mod:`scheduler.studies.common.bandits`, shared
+with the redirection study; the selectors here give them the policy set as arms and the live
+waits of the finished jobs as feedback.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from collections import deque
 from typing import Any
 
 import numpy as np
 
+from scheduler.studies.common.bandits import (
+    UCB,
+    BanditFeedback,
+    EpsilonGreedy,
+    NormalisedBandit,
+    Thompson,
+)
 from scheduler.studies.online.selectors.base import (
     BaseSelector,
     PeriodFeedback,
     Selector,
     SelectorSettings,
-    as_float_list,
     format_option,
     register,
 )
@@ -68,7 +76,8 @@ class EpsilonGreedySelector(BaseSelector):
     a plain job count, exactly as published (0 when P ran but no job finished). With probability
     1 - epsilon the greedy policy runs: the first untried policy in set order, else the lowest
     estimate (ties: set order); with probability epsilon a policy drawn uniformly in the set.
-    Each period draws the coin and the uniform pick from ``rng``, whatever the outcome.
+    Each period draws the coin and the uniform pick from ``rng``, whatever the outcome. The
+    bandit itself is :class:`scheduler.studies.common.bandits.EpsilonGreedy` over the policies.
 
     History entries hold ``"estimates"`` (per policy, NaN when untried), ``"greedy"`` (the greedy
     policy) and ``"explored"`` (the epsilon coin came up; the uniform pick may still be the
@@ -87,48 +96,31 @@ class EpsilonGreedySelector(BaseSelector):
         super().__init__(name, policies)
         self.epsilon = epsilon
         self.discount = discount
-        self._rng = rng
-        self._discounted_wait_s = np.zeros(len(policies))
-        self._jobs = np.zeros(len(policies))
-        self._tried = np.zeros(len(policies), dtype=bool)
+        self._bandit = EpsilonGreedy(policies, epsilon=epsilon, discount=discount, rng=rng)
 
     def estimates(self) -> np.ndarray:
         """Current estimated cost per policy, seconds per job (NaN for untried policies)."""
-        estimates = np.full(len(self.policies), np.nan)
-        estimates[self._tried] = 0.0
-        counted = self._jobs > 0
-        estimates[counted] = self._discounted_wait_s[counted] / self._jobs[counted]
-        return estimates
+        return self._bandit.estimates()
 
     def _choose(self, period: int) -> tuple[str, dict[str, Any]]:
-        estimates = self.estimates()
-        untried = np.flatnonzero(~self._tried)
-        greedy = int(untried[0]) if untried.size else int(np.argmin(estimates))
-        coin = float(self._rng.random())
-        pick = int(self._rng.integers(len(self.policies)))
-        explored = coin < self.epsilon
-        chosen = pick if explored else greedy
-        details = {
-            "estimates": as_float_list(estimates),
-            "greedy": self.policies[greedy],
-            "explored": explored,
-        }
+        chosen, details = self._bandit.choose()
+        details["greedy"] = self.policies[details["greedy"]]
         return self.policies[chosen], details
 
     def _observe(self, period: int, policy: str, feedback: PeriodFeedback) -> dict[str, Any]:
-        index = self._position[policy]
-        self._discounted_wait_s *= self.discount
-        self._discounted_wait_s[index] += feedback.live_wait_s
-        self._jobs[index] += feedback.live_jobs
-        self._tried[index] = True
-        return {}
+        return self._bandit.update(self._position[policy], _feedback(feedback))
+
+
+def _feedback(feedback: PeriodFeedback) -> BanditFeedback:
+    """A selector's feedback as a bandit's: the live waits (s) and the finished jobs."""
+    return BanditFeedback(total=feedback.live_wait_s, count=feedback.live_jobs)
 
 
 # -- bandits on normalised per-job waits --------------------------------------------------------
 
 
 class _NormalisedBandit(BaseSelector):
-    """Shared bookkeeping: the normalised observation x_t of each counted period.
+    """A selector around a :class:`scheduler.studies.common.bandits.NormalisedBandit`.
 
     A period with n_t > 0 finished jobs is *counted*: its per-job mean wait m_t = w_t / n_t
     (seconds) is divided by the running mean of every m observed so far, this one included,
@@ -139,39 +131,26 @@ class _NormalisedBandit(BaseSelector):
     History entries gain ``"x"`` (None for an ignored period) once observed.
     """
 
-    def __init__(self, name: str, policies: tuple[str, ...], window: int | None) -> None:
+    _bandit: NormalisedBandit
+
+    def __init__(self, name: str, policies: tuple[str, ...], bandit: NormalisedBandit) -> None:
         super().__init__(name, policies)
-        self.window = window
-        self._mean_wait_sum_s = 0.0
-        self._mean_wait_count = 0
-        self._x_sum = np.zeros(len(policies))
-        self._x_count = np.zeros(len(policies), dtype=np.int64)
-        self._recent: deque[tuple[int, float]] = deque(maxlen=window)
+        self._bandit = bandit
+
+    @property
+    def window(self) -> int | None:
+        return self._bandit.window
 
     def statistics(self) -> tuple[np.ndarray, np.ndarray]:
         """Sums of x and counts of counted periods per policy (over the window, if any)."""
-        if self.window is None:
-            return self._x_sum.copy(), self._x_count.copy()
-        k = len(self.policies)
-        indices = np.array([index for index, _ in self._recent], dtype=np.int64)
-        values = np.array([x for _, x in self._recent], dtype=np.float64)
-        sums = np.bincount(indices, weights=values, minlength=k).astype(np.float64)
-        counts = np.bincount(indices, minlength=k).astype(np.int64)
-        return sums, counts
+        return self._bandit.statistics()
+
+    def _choose(self, period: int) -> tuple[str, dict[str, Any]]:
+        chosen, details = self._bandit.choose()
+        return self.policies[chosen], details
 
     def _observe(self, period: int, policy: str, feedback: PeriodFeedback) -> dict[str, Any]:
-        if feedback.live_jobs == 0:
-            return {"x": None}
-        mean_wait_s = feedback.live_wait_s / feedback.live_jobs
-        self._mean_wait_sum_s += mean_wait_s
-        self._mean_wait_count += 1
-        scale_s = self._mean_wait_sum_s / self._mean_wait_count
-        x = mean_wait_s / scale_s if scale_s > 0 else 0.0
-        index = self._position[policy]
-        self._x_sum[index] += x
-        self._x_count[index] += 1
-        self._recent.append((index, x))
-        return {"x": x}
+        return self._bandit.update(self._position[policy], _feedback(feedback))
 
 
 class UCBSelector(_NormalisedBandit):
@@ -195,27 +174,8 @@ class UCBSelector(_NormalisedBandit):
         window: int | None,
         name: str,
     ) -> None:
-        super().__init__(name, policies, window)
+        super().__init__(name, policies, UCB(policies, exploration=exploration, window=window))
         self.exploration = exploration
-
-    def _choose(self, period: int) -> tuple[str, dict[str, Any]]:
-        sums, counts = self.statistics()
-        tried = counts > 0
-        means = np.full(len(self.policies), np.nan)
-        means[tried] = sums[tried] / counts[tried]
-        index = np.full(len(self.policies), np.nan)
-        total = int(counts.sum())
-        if total > 0:
-            bonus = self.exploration * np.sqrt(2.0 * math.log(total) / counts[tried])
-            index[tried] = means[tried] - bonus
-        untried = np.flatnonzero(~tried)
-        chosen = int(untried[0]) if untried.size else int(np.argmin(index))
-        details = {
-            "estimates": as_float_list(means),
-            "counts": [int(count) for count in counts],
-            "index": as_float_list(index),
-        }
-        return self.policies[chosen], details
 
 
 class ThompsonSelector(_NormalisedBandit):
@@ -228,22 +188,7 @@ class ThompsonSelector(_NormalisedBandit):
     """
 
     def __init__(self, policies: tuple[str, ...], *, rng: np.random.Generator, name: str) -> None:
-        super().__init__(name, policies, None)
-        self._rng = rng
-
-    def _choose(self, period: int) -> tuple[str, dict[str, Any]]:
-        sums, counts = self.statistics()
-        tried = counts > 0
-        means = np.full(len(self.policies), np.nan)
-        means[tried] = sums[tried] / counts[tried]
-        normal = self._rng.standard_normal(len(self.policies))
-        samples = means + normal / np.sqrt(counts + 1.0)
-        untried = np.flatnonzero(~tried)
-        chosen = int(untried[0]) if untried.size else int(np.argmin(samples))
-        return self.policies[chosen], {
-            "estimates": as_float_list(means),
-            "samples": as_float_list(samples),
-        }
+        super().__init__(name, policies, Thompson(policies, rng=rng))
 
 
 @register(
