@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from scheduler.core.errors import SchedlabError
 from scheduler.sim import _kernel
@@ -19,6 +21,7 @@ from scheduler.sim import _kernel
 __all__ = [
     "KernelCacheError",
     "KernelCacheState",
+    "call_repairing_cache",
     "kernel_cache_state",
     "kernel_signatures",
     "repair_broken_cache",
@@ -61,6 +64,17 @@ def kernel_cache_state() -> KernelCacheState:
 def kernel_signatures() -> tuple[object, ...]:
     """The argument-type signatures the kernel's entry point is compiled for in this process."""
     return tuple(_kernel.advance.signatures)
+
+
+def call_repairing_cache(entry: Callable[..., Any], *args: Any) -> Any:
+    """``entry(*args)`` for a compiled entry point; when numba's on-disk cache turns out to be
+    broken (:func:`repair_broken_cache`), the cache is repaired and the call made once more."""
+    try:
+        return entry(*args)
+    except Exception as exc:
+        if not repair_broken_cache(exc):
+            raise
+    return entry(*args)
 
 
 def repair_broken_cache(exc: BaseException) -> bool:

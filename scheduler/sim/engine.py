@@ -27,7 +27,7 @@ from scheduler.core.errors import ConfigurationError
 from scheduler.core.units import parse_duration
 from scheduler.policies import PolicyInputs, PriorityKey, get_policy, priority_key
 from scheduler.sim import _kernel as kernel
-from scheduler.sim.cache import repair_broken_cache
+from scheduler.sim.cache import call_repairing_cache
 from scheduler.sim.metrics import RunSummary, cumulative_wait, job_metric_columns, summarize
 from scheduler.traces.swf import Trace, used_procs
 
@@ -212,12 +212,7 @@ class Simulation:
             self.iwork,
             self.fwork,
         )
-        try:
-            return int(kernel.advance(*args))
-        except Exception as exc:  # a broken on-disk cache is repaired once, then compiled
-            if not repair_broken_cache(exc):
-                raise
-        return int(kernel.advance(*args))
+        return int(call_repairing_cache(kernel.advance, *args))
 
     @property
     def done(self) -> bool:

@@ -34,7 +34,7 @@ from scheduler.core.errors import ConfigurationError
 from scheduler.policies import PolicyInputs, PriorityKey, get_policy, priority_key
 from scheduler.sim import _kernel as kernel
 from scheduler.sim import _redirect_kernel as rk
-from scheduler.sim.cache import repair_broken_cache
+from scheduler.sim.cache import call_repairing_cache
 from scheduler.sim.engine import (
     check_jobs,
     is_job_ordered,
@@ -413,12 +413,7 @@ class RedirectSimulation:
             self.dedicated_procs, theta, self.balance, until_s,
             istate_m, iwork_m, fwork_m, istate_d, iwork_d, fwork_d, self._killed, self._xstate,
         )  # fmt: skip
-        try:
-            return int(rk.advance(*args))
-        except Exception as exc:  # a broken on-disk cache is repaired once, then compiled
-            if not repair_broken_cache(exc):
-                raise
-        return int(rk.advance(*args))
+        return int(call_repairing_cache(rk.advance, *args))
 
     # -- results ----------------------------------------------------------------------------------
 
