@@ -446,6 +446,22 @@ def redirect_min_load(wildcards):
     return REDIRECT_PLAN.trace_min_load(wildcards.trace)
 
 
+def redirect_online_settings():
+    """What defines one online-theta job besides its log and share (keyword arguments of
+    redirect_steps.simulate_online)."""
+    return {
+        "thetas": list(REDIRECT_PLAN.thetas),
+        "balance": list(REDIRECT_PLAN.balance),
+        "selectors": list(REDIRECT_PLAN.online_selectors),
+        "period_s": REDIRECT_PLAN.online_period_s,
+        "seed": REDIRECT_PLAN.seed,
+        "primary": REDIRECT_PLAN.primary,
+        "backfill": REDIRECT_PLAN.backfill,
+        "tau_s": REDIRECT_PLAN.tau_s,
+        "max_alpha": max(REDIRECT_PLAN.alphas),
+    }
+
+
 def redirect_grid_files(wildcards=None):
     labels = [redirect_steps.BASELINE] + [
         REDIRECT_PLAN.alpha_label(a) for a in REDIRECT_PLAN.alphas

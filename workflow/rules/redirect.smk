@@ -97,15 +97,7 @@ rule redirect_online:
     conda:
         "../envs/schedlab.yaml"
     params:
-        thetas=list(REDIRECT_PLAN.thetas),
-        balance=list(REDIRECT_PLAN.balance),
-        selectors=list(REDIRECT_PLAN.online_selectors),
-        period_s=REDIRECT_PLAN.online_period_s,
-        seed=REDIRECT_PLAN.seed,
-        primary=REDIRECT_PLAN.primary,
-        backfill=REDIRECT_PLAN.backfill,
-        tau_s=REDIRECT_PLAN.tau_s,
-        max_alpha=max(REDIRECT_PLAN.alphas),
+        settings=redirect_online_settings(),
         code=step_hash(redirect_steps.simulate_online),
     run:
         redirect_steps.simulate_online(
@@ -114,16 +106,8 @@ rule redirect_online:
             output[0],
             trace=wildcards.trace,
             alpha=wildcards.alpha,
-            thetas=params.thetas,
-            balance=params.balance,
-            selectors=params.selectors,
-            period_s=params.period_s,
-            seed=params.seed,
-            primary=params.primary,
-            backfill=params.backfill,
-            tau_s=params.tau_s,
-            max_alpha=params.max_alpha,
             log_path=log[0],
+            **params.settings,
         )
 
 
