@@ -8,9 +8,18 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+import numpy as np
 import polars as pl
 
 from scheduler.core.constants import BSLD_TAU_S
+
+
+def bounded_slowdown(
+    wait_s: np.ndarray, run_s: np.ndarray, tau_s: float = BSLD_TAU_S
+) -> np.ndarray:
+    """``max((wait + p) / max(p, τ), 1)`` per job, over NumPy arrays (seconds; τ = ``tau_s``):
+    the definition :func:`job_metric_columns` gives as a polars expression."""
+    return np.maximum((wait_s + run_s) / np.maximum(run_s, tau_s), 1.0)
 
 
 def job_metric_columns(tau_s: float = BSLD_TAU_S) -> list[pl.Expr]:

@@ -9,25 +9,23 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-from workflow.test_workflow import make_project, planned_jobs, png_text, snakemake, write_config
+from support.png import png_text
+from workflow.test_workflow import (
+    make_project,
+    planned_jobs,
+    snakemake,
+    study_project,
+    write_config,
+)
 
 from scheduler.core.provenance import read_csv, read_parquet_provenance
 
 pytestmark = pytest.mark.workflow
 
 
-def learned_project(tmp: Path, kth_path: Path, **section: object) -> Path:
-    project = make_project(tmp, kth_path)
-    config = yaml.safe_load((project / "tiny.yaml").read_text())
-    config["studies"] = ["learned"]
-    config["learned"].update(section)
-    write_config(project, config)
-    return project
-
-
 @pytest.fixture(scope="module")
 def study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
-    project = learned_project(tmp_path_factory.mktemp("learned"), kth_path)
+    project = study_project(tmp_path_factory.mktemp("learned"), kth_path, "learned")
     snakemake(project)
     return project
 
@@ -111,7 +109,7 @@ def test_learned_functions_are_policies_of_the_tuning_study(tmp_path: Path, kth_
 def test_bad_config_is_refused_before_anything_runs(
     tmp_path: Path, kth_path: Path, change: dict, message: str
 ) -> None:
-    project = learned_project(tmp_path, kth_path, **change)
+    project = study_project(tmp_path, kth_path, "learned", **change)
     done = snakemake(project, check=False)
     assert done.returncode != 0 and message in done.stdout + done.stderr
     assert not (project / "results").exists()

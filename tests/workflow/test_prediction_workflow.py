@@ -10,7 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-from workflow.test_workflow import make_project, planned_jobs, png_text, snakemake, write_config
+from support.png import png_text
+from workflow.test_workflow import make_project, planned_jobs, snakemake, write_config
 
 from scheduler.core.provenance import read_csv, read_parquet_provenance
 

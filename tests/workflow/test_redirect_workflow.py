@@ -8,25 +8,17 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-from workflow.test_workflow import make_project, planned_jobs, png_text, snakemake, write_config
+from support.png import png_text
+from workflow.test_workflow import planned_jobs, snakemake, study_project, write_config
 
 from scheduler.core.provenance import read_csv
 
 pytestmark = pytest.mark.workflow
 
 
-def redirect_project(tmp: Path, kth_path: Path, **section: object) -> Path:
-    project = make_project(tmp, kth_path)
-    config = yaml.safe_load((project / "tiny.yaml").read_text())
-    config["studies"] = ["redirect"]
-    config["redirect"].update(section)
-    write_config(project, config)
-    return project
-
-
 @pytest.fixture(scope="module")
 def study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
-    project = redirect_project(tmp_path_factory.mktemp("redirect"), kth_path)
+    project = study_project(tmp_path_factory.mktemp("redirect"), kth_path, "redirect")
     snakemake(project)
     return project
 
@@ -123,6 +115,6 @@ def test_new_online_selectors_rerun_only_the_online_runs(study: Path, tmp_path: 
     ],
 )
 def test_bad_config_is_refused(tmp_path: Path, kth_path: Path, change: dict, message: str) -> None:
-    project = redirect_project(tmp_path, kth_path, **change)
+    project = study_project(tmp_path, kth_path, "redirect", **change)
     done = snakemake(project, check=False)
     assert done.returncode != 0 and message in done.stdout + done.stderr

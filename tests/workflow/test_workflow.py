@@ -22,6 +22,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from support.configs import check, names_a_key, overlay, sections
+from support.png import png_text
 
 import scheduler
 from scheduler.core.provenance import read_csv, read_parquet_provenance
@@ -70,6 +71,16 @@ def make_project(tmp: Path, kth_path: Path) -> Path:
     mirror.mkdir()
     write_slice(kth_path, mirror / "KTH-slice.swf.gz")
     write_config(project, tiny_config(mirror))
+    return project
+
+
+def study_project(tmp: Path, kth_path: Path, study: str, **section: object) -> Path:
+    """A tiny project running ``study`` alone, its config section updated with ``section``."""
+    project = make_project(tmp, kth_path)
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    config["studies"] = [study]
+    config[study].update(section)
+    write_config(project, config)
     return project
 
 
@@ -461,19 +472,6 @@ def spf_study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
     write_config(project, config)
     snakemake(project)
     return project
-
-
-def png_text(path: Path) -> dict[str, str]:
-    """The tEXt chunks of a PNG file (keyword -> text)."""
-    data, texts, at = path.read_bytes(), {}, 8
-    while at < len(data):
-        length = int.from_bytes(data[at : at + 4], "big")
-        kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + length]
-        if kind == b"tEXt":
-            keyword, _, text = body.partition(b"\0")
-            texts[keyword.decode("latin-1")] = text.decode("latin-1")
-        at += 12 + length
-    return texts
 
 
 def test_the_configured_baseline_names_tables_and_figures(spf_study: Path) -> None:

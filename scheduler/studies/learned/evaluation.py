@@ -33,6 +33,7 @@ import polars as pl
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.sim.engine import simulate_arrays
+from scheduler.sim.metrics import bounded_slowdown
 from scheduler.traces.swf import used_procs
 
 __all__ = [
@@ -166,6 +167,4 @@ def sequence_bsld(
         job_id=part["job_id"].to_numpy().astype(np.float64),
     )
     k = sequence.n_state
-    response = start[k:] - submit[k:] + run[k:]
-    bsld = np.maximum(response / np.maximum(run[k:], tau_s), 1.0)
-    return float(bsld.mean())
+    return float(bounded_slowdown(start[k:] - submit[k:], run[k:], tau_s).mean())

@@ -18,7 +18,7 @@ from scheduler.studies.common.config import TraceEntry, catalogue_entries, polic
 from scheduler.studies.learned.evaluation import MODES
 
 __all__ = [
-    "LEARNED_PREFIX",
+    "FUNCTION_PREFIX",
     "LearnedPlan",
     "Workload",
     "learned_plan",
@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 #: Names of the learned functions in the evaluation: LF1 is the rank-1 function of the fit.
-LEARNED_PREFIX = "LF"
+FUNCTION_PREFIX = "LF"
 _MODEL = re.compile(r"^model-([0-9]+)$")
 _JOB_TYPES = ("combined", "mixed", "batch", "interactive")
 
@@ -92,7 +92,7 @@ class LearnedPlan:
     @property
     def learned_names(self) -> tuple[str, ...]:
         """The learned functions' policy names in the evaluation: LF1 … LF<top>."""
-        return tuple(f"{LEARNED_PREFIX}{rank}" for rank in range(1, self.top + 1))
+        return tuple(f"{FUNCTION_PREFIX}{rank}" for rank in range(1, self.top + 1))
 
     @property
     def evaluated_policies(self) -> tuple[str, ...]:

@@ -10,7 +10,6 @@ run, so adding tuples leaves the existing ones (and their scores) unchanged.
 from __future__ import annotations
 
 import time
-import zlib
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -27,6 +26,7 @@ from scheduler.core.steps import (
 )
 from scheduler.policies.learned import load_function, register_learned
 from scheduler.sim.trials import trial_scores
+from scheduler.studies.common.seeds import seed_key
 from scheduler.studies.learned.convergence import score_convergence
 from scheduler.studies.learned.evaluation import (
     evaluation_jobs,
@@ -79,9 +79,7 @@ _MODEL, _TUPLE, _TRIALS, _ESTIMATES, _SEQUENCES, _CONVERGENCE = range(6)
 def derived_seed(seed: int, stream: int, *key: int | str) -> int:
     """A 63-bit seed for one item: ``seed``, a stream number, and the item's identity (integers,
     or strings hashed with CRC-32)."""
-    parts = [int(seed), int(stream)] + [
-        zlib.crc32(k.encode()) if isinstance(k, str) else int(k) for k in key
-    ]
+    parts = seed_key(seed, stream, *key)
     return int(np.random.SeedSequence(parts).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 

@@ -14,6 +14,7 @@ import polars as pl
 from scheduler.core.errors import ConfigurationError
 from scheduler.core.provenance import provenance, write_csv, write_markdown, write_parquet
 from scheduler.core.steps import flat_record, read_table, rule_log, table_machine_procs
+from scheduler.predictors.losses import GAMMA_FLOOR
 from scheduler.sim.prediction import simulate_predicted
 from scheduler.studies.prediction.plan import NO_CORRECTION, Triple
 from scheduler.studies.prediction.stats import (
@@ -89,7 +90,7 @@ def simulate_technique(
                     jobs["prediction_s"].to_numpy(),
                     jobs["run_s"].to_numpy(),
                     jobs["procs"].to_numpy(),
-                    float(learner.get("gamma_floor", 0.01)),
+                    float(learner.get("gamma_floor", GAMMA_FLOOR)),
                 )
                 summary = result.summary
                 triple = Triple(technique, correction, backfill)

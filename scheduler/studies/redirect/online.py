@@ -24,22 +24,23 @@ balance options of a (log, week, α) see the same random numbers (common random 
 from __future__ import annotations
 
 import math
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from scheduler.sim.metrics import bounded_slowdown
 from scheduler.sim.redirection import RedirectSimulation
 from scheduler.studies.common.bandits import Bandit, BanditFeedback, make_bandit
+from scheduler.studies.common.seeds import seed_key
 
 __all__ = ["OnlineRun", "online_rng", "online_theta_run"]
 
 
 def online_rng(seed: int, trace: str, week: int, alpha: float) -> np.random.Generator:
     """The generator of the online runs of (log, week, α) (see the module docstring)."""
-    key = [int(seed), zlib.crc32(trace.encode()), int(week), round(alpha * 1e6)]
+    key = seed_key(seed, trace, week, round(alpha * 1e6))
     return np.random.default_rng(np.random.SeedSequence(key))
 
 
@@ -102,7 +103,7 @@ def online_theta_run(
         end = start + run
         finished = ~np.isnan(start) & (end >= low) & (end < high)
         wait = start[finished] - submit[finished]
-        bsld = np.maximum((wait + run[finished]) / np.maximum(run[finished], tau_s), 1.0)
+        bsld = bounded_slowdown(wait, run[finished], tau_s)
         count = int(finished.sum())
         total = float(bsld.sum())
         learned = bandit.update(index, BanditFeedback(total=total, count=count))

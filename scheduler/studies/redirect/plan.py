@@ -113,12 +113,8 @@ def redirect_plan(config: Mapping[str, Any]) -> RedirectPlan:
     balance = tuple(bool(b) for b in section.get("balance", [False, True]))
     if not balance or len(set(balance)) != len(balance):
         raise ConfigurationError("config redirect.balance: give false, true or both, once each")
-    primary, backfill = policy_list(
-        [section.get("primary", "FCFS"), section.get("backfill", "FCFS")],
-        "redirect.primary/backfill",
-    ) if section.get("primary", "FCFS") != section.get("backfill", "FCFS") else (
-        policy_list([section.get("primary", "FCFS")], "redirect.primary")[0],
-    ) * 2  # fmt: skip
+    primary = policy_list([section.get("primary", "FCFS")], "redirect.primary")[0]
+    backfill = policy_list([section.get("backfill", "FCFS")], "redirect.backfill")[0]
     tau_s = float(section.get("tau_s", 60.0))
     if not tau_s > 0:
         raise ConfigurationError(f"config redirect.tau_s: must be > 0, got {tau_s!r}")

@@ -15,6 +15,7 @@ from scheduler.core.errors import ConfigurationError
 from scheduler.core.provenance import provenance, write_csv, write_markdown, write_parquet
 from scheduler.core.steps import flat_record, read_table, rule_log, table_machine_procs
 from scheduler.sim.engine import simulate_arrays
+from scheduler.sim.metrics import bounded_slowdown
 from scheduler.sim.redirection import simulate_redirect_arrays
 from scheduler.studies.redirect.online import online_rng, online_theta_run
 from scheduler.studies.redirect.stats import (
@@ -83,7 +84,7 @@ def _figures(
     wasted: np.ndarray, m: int, tau_s: float,
 ) -> dict[str, float]:  # fmt: skip
     wait = start - submit
-    bsld = np.maximum((wait + run) / np.maximum(run, tau_s), 1.0)
+    bsld = bounded_slowdown(wait, run, tau_s)
     makespan = float((start + run).max() - submit.min())
     area = float((procs * run).sum())
     waste = float(wasted.sum())

@@ -20,6 +20,7 @@ from scheduler.core.errors import ConfigurationError
 from scheduler.policies import get_policy
 from scheduler.sim.arrays import WeekArrays
 from scheduler.sim.engine import simulate_arrays
+from scheduler.sim.metrics import bounded_slowdown
 from scheduler.studies.tuning.schema import WEEKLY_COLUMNS
 
 __all__ = ["simulate_weeks", "weeks_to_copy"]
@@ -30,7 +31,7 @@ def _week_figures(
 ) -> tuple[float, float, float, float, float]:
     """(AvgWait, MaxWait, AVEbsld, MaxBsld, utilisation) of one simulated week (seconds)."""
     wait = start - submit
-    bsld = np.maximum((wait + run) / np.maximum(run, BSLD_TAU_S), 1.0)
+    bsld = bounded_slowdown(wait, run, BSLD_TAU_S)
     makespan = float((start + run).max() - submit.min())
     area = float((procs * run).sum())  # not np.dot: BLAS threads would spin beside the kernel
     utilisation = area / (machine_procs * makespan) if makespan > 0 else 0.0

@@ -6,7 +6,6 @@ import itertools
 import json
 import math
 import struct
-import zlib
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -14,6 +13,7 @@ import numpy as np
 import polars as pl
 import pytest
 from plotnine import ggplot
+from support.png import png_chunks, png_texts
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.studies.common.figures import save_figure
@@ -345,32 +345,6 @@ def test_bsld_heatmap_plot(runs: pl.DataFrame) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _png_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
-    """(type, payload) of every chunk of a PNG file, CRC checked."""
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    chunks = []
-    offset = 8
-    while offset < len(data):
-        (length,) = struct.unpack(">I", data[offset : offset + 4])
-        kind = data[offset + 4 : offset + 8]
-        payload = data[offset + 8 : offset + 8 + length]
-        (crc,) = struct.unpack(">I", data[offset + 8 + length : offset + 12 + length])
-        assert crc == zlib.crc32(kind + payload) & 0xFFFFFFFF
-        chunks.append((kind, payload))
-        offset += 12 + length
-    return chunks
-
-
-def _png_text(chunks: list[tuple[bytes, bytes]]) -> dict[str, str]:
-    """Key/value pairs of the tEXt chunks."""
-    texts = {}
-    for kind, payload in chunks:
-        if kind == b"tEXt":
-            key, _, value = payload.partition(b"\x00")
-            texts[key.decode("latin-1")] = value.decode("latin-1")
-    return texts
-
-
 @pytest.fixture(scope="module")
 def all_plots(runs: pl.DataFrame, predictions: pl.DataFrame) -> dict[str, ggplot]:
     return {
@@ -392,10 +366,10 @@ def test_save_figure(all_plots: dict[str, ggplot], tmp_path: Path, name: str) ->
 
     data = png.read_bytes()
     assert len(data) > 10_000
-    chunks = _png_chunks(data)
+    chunks = png_chunks(data)
     assert chunks[0][0] == b"IHDR"
     assert struct.unpack(">II", chunks[0][1][:8]) == (560, 360)
-    texts = _png_text(chunks)
+    texts = png_texts(chunks)
     assert texts["Software"] == "schedlab"
     assert texts["Description"] == json.dumps({**PROVENANCE, "figure": name}, sort_keys=True)
 

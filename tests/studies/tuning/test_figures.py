@@ -7,7 +7,6 @@ import math
 import struct
 import threading
 import time
-import zlib
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -15,6 +14,7 @@ import numpy as np
 import polars as pl
 import pytest
 from plotnine import aes, geom_point, ggplot
+from support.png import png_chunks, png_texts
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.studies.common.figures import save_figure
@@ -424,32 +424,6 @@ def test_train_test_pairs_plot(summary: pl.DataFrame) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _png_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
-    """(type, payload) of every chunk of a PNG file, CRC checked."""
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    chunks = []
-    offset = 8
-    while offset < len(data):
-        (length,) = struct.unpack(">I", data[offset : offset + 4])
-        kind = data[offset + 4 : offset + 8]
-        payload = data[offset + 8 : offset + 8 + length]
-        (crc,) = struct.unpack(">I", data[offset + 8 + length : offset + 12 + length])
-        assert crc == zlib.crc32(kind + payload) & 0xFFFFFFFF
-        chunks.append((kind, payload))
-        offset += 12 + length
-    return chunks
-
-
-def _png_text(chunks: list[tuple[bytes, bytes]]) -> dict[str, str]:
-    """Key/value pairs of the tEXt chunks."""
-    texts = {}
-    for kind, payload in chunks:
-        if kind == b"tEXt":
-            key, _, value = payload.partition(b"\x00")
-            texts[key.decode("latin-1")] = value.decode("latin-1")
-    return texts
-
-
 @pytest.fixture(scope="module")
 def all_plots(
     weekly: pl.DataFrame, summary: pl.DataFrame, protocol: pl.DataFrame
@@ -476,11 +450,11 @@ def test_save_figure(all_plots: dict[str, ggplot], tmp_path: Path, name: str) ->
 
     data = png.read_bytes()
     assert len(data) > 10_000
-    chunks = _png_chunks(data)
+    chunks = png_chunks(data)
     assert chunks[0][0] == b"IHDR"
     width, height = struct.unpack(">II", chunks[0][1][:8])
     assert (width, height) == (700, 450)
-    texts = _png_text(chunks)
+    texts = png_texts(chunks)
     assert texts["Software"] == "schedlab"
     assert json.loads(texts["Description"]) == {**PROVENANCE, "figure": name}
     assert texts["Description"] == json.dumps({**PROVENANCE, "figure": name}, sort_keys=True)
@@ -496,9 +470,9 @@ def test_save_figure(all_plots: dict[str, ggplot], tmp_path: Path, name: str) ->
 def test_save_figure_default_size(all_plots: dict[str, ggplot], tmp_path: Path) -> None:
     png, pdf = tmp_path / "default.png", tmp_path / "default.pdf"
     save_figure(all_plots["pairs"], png, pdf)
-    width, height = struct.unpack(">II", _png_chunks(png.read_bytes())[0][1][:8])
+    width, height = struct.unpack(">II", png_chunks(png.read_bytes())[0][1][:8])
     assert (width, height) == (round(7.0 * 150), round(4.5 * 150))
-    assert json.loads(_png_text(_png_chunks(png.read_bytes()))["Description"]) == {}
+    assert json.loads(png_texts(png_chunks(png.read_bytes()))["Description"]) == {}
 
 
 def test_save_figure_failed_draw_leaves_nothing(tmp_path: Path) -> None:
