@@ -571,7 +571,9 @@ def test_drawn_configs_are_refused_by_name_or_dry_run(
         project = PROPERTY_PROJECTS["project"] = make_project(
             tmp_path_factory.mktemp("drawn"), kth_path
         )
-    config = yaml.safe_load((project / "tiny.yaml").read_text())
+        # every example starts from the project's own config, not from the previous example's
+        shutil.copy(project / "tiny.yaml", project / "tiny-base.yaml")
+    config = yaml.safe_load((project / "tiny-base.yaml").read_text())
     mirror = config["archive"]["mirror_dirs"]
     accepted = check(change)  # in-process: schema, plans, what the steps refuse
     config = overlay(config, change)
