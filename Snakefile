@@ -47,6 +47,11 @@ if "redirect" in STUDIES:
     include: "workflow/rules/redirect.smk"
 
 
+if "memory" in STUDIES:
+
+    include: "workflow/rules/memory.smk"
+
+
 rule all:
     default_target: True
     input:
@@ -55,3 +60,4 @@ rule all:
         prediction_targets(),
         learned_targets(),
         redirect_targets(),
+        memory_targets(),

@@ -7,6 +7,8 @@ from scheduler.core.code_hash import step_hash
 from scheduler.policies.learned import register_learned
 from scheduler.studies.learned import steps as learned_steps
 from scheduler.studies.learned.plan import learned_plan
+from scheduler.studies.memory import steps as memory_steps
+from scheduler.studies.memory.plan import memory_plan
 from scheduler.studies.online import steps as online_steps
 from scheduler.studies.online.plan import online_plan
 from scheduler.studies.prediction import steps as prediction_steps
@@ -34,6 +36,7 @@ PLAN = tuning_plan(config) if "tuning" in STUDIES else None
 ONLINE_PLAN = online_plan(config) if "online" in STUDIES else None
 PREDICTION_PLAN = prediction_plan(config) if "prediction" in STUDIES else None
 REDIRECT_PLAN = redirect_plan(config) if "redirect" in STUDIES else None
+MEMORY_PLAN = memory_plan(config) if "memory" in STUDIES else None
 
 # The params of each step hold step_hash(<the step function it calls>), the hash of the modules
 # that function can import (derived from the import graph by scheduler.core.code_hash), so
@@ -43,6 +46,7 @@ TUNING = "results/tuning"
 ONLINE = "results/online"
 PREDICTION = "results/prediction"
 REDIRECT = "results/redirect"
+MEMORY = "results/memory"
 # One simulation job's file name below {TUNING}/{trace}/sims/ (and logs/, benchmarks/).
 SIM_CASE = "{split}/{primary}/{backfill}/{threshold}/batch{batch}"
 # The figure names come from the step module that draws them.
@@ -85,6 +89,10 @@ wildcard_constraints:
     workload=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     alpha=r"baseline|[0-9.]+",
     redirect_figure=_alternatives(redirect_steps.FIGURES),
+    memory_scheduler="fcfs|easy",
+    memory_load=r"[0-9.]+",
+    memory_mb=r"[0-9.]+",
+    memory_figure=_alternatives(memory_steps.FIGURES),
     prediction_figure=_alternatives(
         prediction_steps.TRACE_FIGURES + prediction_steps.STUDY_FIGURES
     ),
@@ -492,5 +500,86 @@ def redirect_targets():
         f"{REDIRECT}/figures/{{name}}.{{ext}}",
         name=redirect_steps.FIGURES,
         ext=("png", "pdf"),
+    )
+    return tables + figures
+
+
+# -- the memory-aware cluster study ------------------------------------------------------------
+
+
+def memory_filter_settings():
+    """What defines a log's filtered jobs (keyword arguments of filter_memory_jobs)."""
+    return {
+        "machine_nodes": MEMORY_PLAN.machine_nodes,
+        "largest_node_kb": MEMORY_PLAN.largest_node_kb,
+        "under_request": MEMORY_PLAN.under_request,
+        "slice_jobs": MEMORY_PLAN.slice_jobs,
+    }
+
+
+def _memory_batch(machine, load):
+    class_nodes, class_memory_mb = machine
+    return {
+        "load": load,
+        "class_nodes": list(class_nodes),
+        "class_memory_mb": list(class_memory_mb),
+        "variants": list(MEMORY_PLAN.variant_labels),
+        "seeds": list(MEMORY_PLAN.seeds),
+        "memory_limit": MEMORY_PLAN.memory_limit,
+        "max_failures": MEMORY_PLAN.max_failures,
+    }
+
+
+def memory_load_settings(wildcards):
+    """What defines one load batch (keyword arguments of simulate_batch)."""
+    machine = (MEMORY_PLAN.class_nodes, MEMORY_PLAN.class_memory_mb)
+    return _memory_batch(machine, MEMORY_PLAN.load(wildcards.memory_load))
+
+
+def memory_sweep_settings(wildcards):
+    """What defines one sweep batch: the machine with the second class at memory_mb MB."""
+    machine = MEMORY_PLAN.sweep_machine(MEMORY_PLAN.sweep_memory(wildcards.memory_mb))
+    return _memory_batch(machine, MEMORY_PLAN.sweep_load)
+
+
+def memory_run_files(wildcards=None):
+    loads = [
+        f"{MEMORY}/{trace}/runs/{scheduler}/load-{label}.parquet"
+        for trace in MEMORY_PLAN.trace_names
+        for scheduler in MEMORY_PLAN.schedulers
+        for label in MEMORY_PLAN.load_labels
+    ]
+    sweep = [
+        f"{MEMORY}/{trace}/sweep/{scheduler}/memory-{label}.parquet"
+        for trace in MEMORY_PLAN.trace_names
+        for scheduler in MEMORY_PLAN.schedulers
+        for label in MEMORY_PLAN.sweep_labels
+    ]
+    return loads + sweep
+
+
+def memory_report_files(wildcards=None):
+    return [f"{MEMORY}/{trace}/filter_report.json" for trace in MEMORY_PLAN.trace_names]
+
+
+def memory_figures():
+    """The figures the plan can draw: weights only with a perceptron, the sweep only with sizes."""
+    names = ["utilisation", "slowdown", "failures"]
+    if any(v.estimator == "perceptron" for v in MEMORY_PLAN.variants):
+        names.append("weights")
+    if MEMORY_PLAN.sweep_memory_mb and len(MEMORY_PLAN.variants) > 1:
+        names.append("memory_sweep")
+    return names
+
+
+def memory_targets():
+    if MEMORY_PLAN is None:
+        return []
+    tables = [
+        f"{MEMORY}/tables/{name}"
+        for name in ("summary.md", "paper.md", "summary.csv", "paper.csv", "filter.csv")
+    ]
+    figures = expand(
+        f"{MEMORY}/figures/{{name}}.{{ext}}", name=memory_figures(), ext=("png", "pdf")
     )
     return tables + figures
