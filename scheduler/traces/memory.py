@@ -22,7 +22,10 @@ that removes it (``jobs_in - removed == jobs_out``):
 8. a job that used more memory than it requested (``used_mem_kb > req_mem_kb``): the engine's
    model takes a request as an upper bound, so with ``under_request="raise"`` (default) its
    request is set to its used memory (kept, counted in ``raised_under_request``), with
-   ``"drop"`` it is removed (``removed_under_request``).
+   ``"drop"`` it is removed (``removed_under_request``);
+9. a request above ``largest_node_kb`` (no node could honour it; the engine refuses it) is set
+   to ``largest_node_kb`` (kept, counted in ``capped_request``; after rule 7 the used memory
+   stays below the request).
 
 The survivors are sorted by (submit time, job number), stably.
 """
@@ -91,8 +94,8 @@ def memory_filter(
         The survivors, sorted by (``submit_s``, ``job_id``).
     report : dict
         ``jobs_in``, ``jobs_out``, every count of :data:`MEMORY_REMOVAL_RULES`,
-        ``raised_under_request`` and the arguments (``machine_nodes``, ``largest_node_kb``,
-        ``under_request``).
+        ``raised_under_request``, ``capped_request`` and the arguments (``machine_nodes``,
+        ``largest_node_kb``, ``under_request``).
 
     Raises
     ------
@@ -132,9 +135,17 @@ def memory_filter(
     raised = int(kept.select(under.sum()).item()) if under_request == "raise" else 0
     if raised:
         kept = kept.with_columns(pl.when(under).then(used).otherwise(requested).alias("req_mem_kb"))
+    above = requested > float(largest_node_kb)
+    capped = int(kept.select(above.sum()).item())
+    if capped:
+        kept = kept.with_columns(
+            pl.when(above).then(pl.lit(float(largest_node_kb))).otherwise(requested)
+            .alias("req_mem_kb")
+        )  # fmt: skip
     kept = kept.sort(["submit_s", "job_id"], maintain_order=True)
     report |= {
         "raised_under_request": raised,
+        "capped_request": capped,
         "jobs_out": kept.height,
         "machine_nodes": int(machine_nodes),
         "largest_node_kb": float(largest_node_kb),

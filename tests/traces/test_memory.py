@@ -86,6 +86,14 @@ def test_under_requests_are_raised_or_dropped() -> None:
     assert report["removed_under_request"] == 1 and report["raised_under_request"] == 0
 
 
+def test_requests_above_the_largest_node_are_capped() -> None:
+    rows = (OK, {"req_mem_kb": LARGEST_KB * 2}, {"used_mem_kb": 5000.0, "req_mem_kb": 3000.0})
+    jobs, report = memory_filter(table(*rows), NODES, largest_node_kb=LARGEST_KB)
+    assert jobs["req_mem_kb"].to_list() == [4000.0, LARGEST_KB, 5000.0]
+    assert report["capped_request"] == 1 and report["raised_under_request"] == 1
+    assert report["jobs_out"] == 3
+
+
 def test_survivors_are_sorted_and_the_input_untouched() -> None:
     jobs = table({"submit_s": 50}, {"submit_s": 10}, {"submit_s": 10, "job_id": 0})
     before = jobs.clone()
@@ -116,7 +124,7 @@ def test_filter_counts_on_the_bundled_lanl_slice() -> None:
     assert report["removed_no_used_memory"] == 1770
     assert report["removed_no_requested_memory"] == 885
     assert report["removed_whole_machine"] == 0 and report["removed_bad_runtime"] == 1
-    assert report["raised_under_request"] == 1648
+    assert report["raised_under_request"] == 1648 and report["capped_request"] == 0
     assert report["jobs_out"] == jobs.height == 7344 == 10_000 - removed(report)
 
 

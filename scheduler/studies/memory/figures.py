@@ -15,6 +15,7 @@ from plotnine import (
     geom_line,
     geom_point,
     ggplot,
+    scale_colour_manual,
     scale_y_log10,
 )
 
@@ -28,6 +29,17 @@ __all__ = [
     "utilisation_figure",
     "weights_figure",
 ]
+
+#: One colour per estimator variant, the same in every figure (the baseline grey).
+_VARIANT_COLOURS = {
+    "none": "#7f7f7f",
+    "perceptron-implicit": "#1f77b4",
+    "perceptron-explicit": "#d62728",
+    "perceptron-implicit-normalised": "#17becf",
+    "perceptron-explicit-normalised": "#ff7f0e",
+    "history": "#2ca02c",
+}
+_OTHER_COLOURS = ("#9467bd", "#8c564b", "#e377c2", "#bcbd22")
 
 _COLUMNS = ("kind", "trace", "scheduler", "variant", "load", "second_memory_mb", "metric",
             "mean", "low", "high")  # fmt: skip
@@ -58,6 +70,14 @@ def _scheduler_rank(schedulers: pd.Series) -> pd.Series:
     return schedulers.map(lambda name: (name != "fcfs", name))
 
 
+def _variant_scale(variants: pd.Series) -> scale_colour_manual:
+    """The variants' colours (:data:`_VARIANT_COLOURS`; unknown labels in a fixed order)."""
+    levels = sorted(set(variants), key=lambda v: (v not in _VARIANT_COLOURS, v))
+    others = iter(_OTHER_COLOURS * (1 + len(levels) // len(_OTHER_COLOURS)))
+    values = {v: _VARIANT_COLOURS.get(v) or next(others) for v in levels}
+    return scale_colour_manual(values=values, breaks=levels)
+
+
 def _curves(frame: pd.DataFrame, x: str, colour: str, *, facets: str) -> ggplot:
     bars = frame[frame["low"].notna() & frame["high"].notna() & (frame["high"] > frame["low"])]
     plot = (
@@ -69,6 +89,8 @@ def _curves(frame: pd.DataFrame, x: str, colour: str, *, facets: str) -> ggplot:
     )
     if len(bars):
         plot += geom_errorbar(aes(ymin="low", ymax="high"), data=bars, width=0.02)
+    if colour == "variant":
+        plot += _variant_scale(frame["variant"])
     return plot
 
 

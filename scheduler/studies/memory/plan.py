@@ -2,10 +2,12 @@
 loads, schedulers, estimator variants, seeds, the second class's memory sweep) and the
 simulation jobs it implies. Errors name the config key (``memory.<key>``).
 
-An *estimator variant* is spelled ``<estimator>`` or ``<estimator>-<feedback>``: the estimator
-one of :data:`~scheduler.sim.memory.MEMORY_ESTIMATORS`, the feedback (perceptron only, which
-needs one) one of :data:`~scheduler.sim.memory.MEMORY_FEEDBACKS`; e.g. ``none``,
-``perceptron-implicit``, ``perceptron-explicit``, ``user-ratio``.
+An *estimator variant* is spelled ``<estimator>`` or ``<estimator>-<feedback>[-<gradient>]``:
+the estimator one of :data:`~scheduler.sim.memory.MEMORY_ESTIMATORS`, the feedback (perceptron
+only, which needs one) one of :data:`~scheduler.sim.memory.MEMORY_FEEDBACKS`, the gradient
+(perceptron only, ``literal`` when left out: Algorithm 1 as written) one of
+:data:`~scheduler.sim.memory.MEMORY_GRADIENTS`; e.g. ``none``, ``perceptron-implicit``,
+``perceptron-explicit``, ``perceptron-explicit-normalised``, ``history``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from scheduler.core.errors import ConfigurationError, quote
 from scheduler.sim.memory import (
     MEMORY_ESTIMATORS,
     MEMORY_FEEDBACKS,
+    MEMORY_GRADIENTS,
     MEMORY_LIMITS,
     MEMORY_SCHEDULERS,
 )
@@ -40,11 +43,13 @@ def memory_label(value: float) -> str:
 
 @dataclass(frozen=True)
 class Variant:
-    """An estimator variant: its label, the engine's ``estimator`` and ``feedback``."""
+    """An estimator variant: its label, the engine's ``estimator``, ``feedback`` and
+    ``gradient`` (the last two matter to the perceptron only)."""
 
     label: str
     estimator: str
     feedback: str = "implicit"
+    gradient: str = "literal"
 
     @property
     def random(self) -> bool:
@@ -55,7 +60,7 @@ class Variant:
 def parse_variant(text: object, key: str = "memory.estimators") -> Variant:
     """A :class:`Variant` from its spelling (module docstring); errors name ``key``."""
     label = str(text).strip().lower()
-    for estimator in sorted(MEMORY_ESTIMATORS, key=len, reverse=True):
+    for estimator in sorted(MEMORY_ESTIMATORS.names(), key=len, reverse=True):
         if label == estimator:
             if estimator in _LEARNERS:
                 raise ConfigurationError(
@@ -64,15 +69,21 @@ def parse_variant(text: object, key: str = "memory.estimators") -> Variant:
                 )
             return Variant(label, estimator)
         if label.startswith(estimator + "-") and estimator in _LEARNERS:
-            feedback = label.removeprefix(estimator + "-")
+            feedback, _, gradient = label.removeprefix(estimator + "-").partition("-")
             if feedback not in MEMORY_FEEDBACKS:
                 raise ConfigurationError(
                     f"config {key}: {text!r}: unknown feedback {feedback!r}; known: "
                     + ", ".join(MEMORY_FEEDBACKS)
                 )
-            return Variant(label, estimator, feedback)
-    known = [e for e in MEMORY_ESTIMATORS if e not in _LEARNERS] + [
-        f"{e}-{f}" for e in _LEARNERS if e in MEMORY_ESTIMATORS for f in MEMORY_FEEDBACKS
+            if gradient and gradient not in MEMORY_GRADIENTS:
+                raise ConfigurationError(
+                    f"config {key}: {text!r}: unknown gradient {gradient!r}; known: "
+                    + ", ".join(MEMORY_GRADIENTS)
+                )
+            return Variant(label, estimator, feedback, gradient or "literal")
+    names = MEMORY_ESTIMATORS.names()
+    known = [e for e in names if e not in _LEARNERS] + [
+        f"{e}-{f}" for e in _LEARNERS if e in names for f in MEMORY_FEEDBACKS
     ]
     raise ConfigurationError(
         f"config {key}: unknown estimator {quote(text)}; known: {', '.join(known)}"

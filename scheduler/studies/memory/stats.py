@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 #: The columns that name a cell (a point of a curve); the seed varies within a cell.
-CELL = ("kind", "trace", "scheduler", "variant", "estimator", "feedback", "load",
+CELL = ("kind", "trace", "scheduler", "variant", "estimator", "feedback", "gradient", "load",
         "second_memory_mb")  # fmt: skip
 #: The per-run quantities averaged over seeds (besides the perceptron weights ``w_*``).
 METRICS = (
@@ -143,7 +143,7 @@ def paper_table(ratios: pl.DataFrame, saturation_load: float) -> pl.DataFrame:
     - ``slowdown ratio, median over loads``: the median over the loads of the mean ratios (the
       paper: about 0.5, "halved over most loads").
 
-    ``paper`` is NaN where the paper reports nothing (EASY, the user-ratio estimator)."""
+    ``paper`` is NaN where the paper reports nothing (EASY, the history estimator)."""
     loads = ratios.filter(pl.col("kind") == "load")
     rows = []
     for (trace, scheduler, variant), part in loads.group_by(["trace", "scheduler", "variant"],

@@ -107,7 +107,8 @@ def simulate_batch(
     """Every (estimator variant, seed) of one (log, scheduler, offered load, machine): the jobs'
     submit times scaled to offered load ``load`` (eq. 1), one simulation per variant and seed
     (the baseline ``none`` only with the first seed: it draws nothing). One row per run: the
-    cell (``kind`` "load" or "sweep", log, scheduler, variant, estimator, feedback, target
+    cell (``kind`` "load" or "sweep", log, scheduler, variant, estimator, feedback, gradient,
+    target
     ``load``, ``second_memory_mb`` the memory of the machine's second class as given, MB), the
     ``seed``, the ``offered_load`` measured after scaling, ``scale_factor`` and the engine's
     summary (:meth:`~scheduler.sim.memory.MemorySummary.to_dict`, weights ``w_<feature>``)."""
@@ -130,13 +131,16 @@ def simulate_batch(
                     class_nodes=tuple(int(n) for n in class_nodes),
                     class_memory_mb=tuple(float(m) for m in class_memory_mb),
                     scheduler=scheduler, estimator=variant.estimator, feedback=variant.feedback,
+                    gradient=variant.gradient,
                     memory_limit=memory_limit, max_failures=int(max_failures), seed=int(seed),
                 )  # fmt: skip
                 summary = simulate_memory(jobs, config).summary
+                learner = variant.estimator == "perceptron"
                 rows.append({"kind": kind, "trace": trace, "scheduler": scheduler,
                              "variant": variant.label, "estimator": variant.estimator,
-                             "feedback": variant.feedback if variant.estimator == "perceptron"
-                             else "", "load": float(load), "second_memory_mb": second,
+                             "feedback": variant.feedback if learner else "",
+                             "gradient": variant.gradient if learner else "",
+                             "load": float(load), "second_memory_mb": second,
                              "seed": int(seed), "offered_load": measured,
                              "scale_factor": factor, **summary.to_dict()})  # fmt: skip
         table = pl.DataFrame(rows)

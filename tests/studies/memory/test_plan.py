@@ -34,7 +34,7 @@ def test_default_tiny_and_full_configs() -> None:
     assert plan.loads == (0.5, 0.8, 1.1) and plan.saturation_load == plan.sweep_load == 1.1
     assert plan.schedulers == ("fcfs", "easy") and plan.seeds == (0,)
     assert plan.variant_labels == ("none", "perceptron-implicit", "perceptron-explicit",
-                                   "user-ratio")  # fmt: skip
+                                   "history")  # fmt: skip
     assert plan.sweep_labels == ("4", "16", "24", "32")
     tiny = memory_plan(_config("config.yaml", "tiny.yaml"))
     assert tiny.trace_names == ("LANL-CM5-tiny",) and len(tiny.loads) == 2
@@ -51,8 +51,12 @@ def test_variants() -> None:
     assert parse_variant("Perceptron-Explicit") == Variant(
         "perceptron-explicit", "perceptron", "explicit"
     )
-    assert parse_variant("user-ratio") == Variant("user-ratio", "user-ratio")
-    assert not parse_variant("none").random and parse_variant("user-ratio").random
+    assert parse_variant("perceptron-explicit").gradient == "literal"
+    assert parse_variant("perceptron-explicit-normalised") == Variant(
+        "perceptron-explicit-normalised", "perceptron", "explicit", "normalised"
+    )
+    assert parse_variant("history") == Variant("history", "history")
+    assert not parse_variant("none").random and parse_variant("history").random
     plan = memory_plan(_config("config.yaml", seeds=[3, 7]))
     assert plan.variant_seeds(parse_variant("none")) == (3,)
     assert plan.variant_seeds(parse_variant("perceptron-implicit")) == (3, 7)
@@ -93,6 +97,7 @@ def test_labels_round_trip() -> None:
         ({"schedulers": ["sjf"]}, "memory.schedulers: unknown value 'sjf'"),
         ({"estimators": ["perceptron"]}, "memory.estimators: 'perceptron' needs a feedback"),
         ({"estimators": ["none", "perceptron-loud"]}, "unknown feedback 'loud'"),
+        ({"estimators": ["none", "perceptron-explicit-steep"]}, "unknown gradient 'steep'"),
         ({"estimators": ["none", "oracle"]}, "memory.estimators: unknown estimator 'oracle'"),
         ({"estimators": ["perceptron-implicit"]}, "include 'none'"),
         ({"estimators": ["none", "none"]}, "listed twice"),

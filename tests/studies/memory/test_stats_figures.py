@@ -28,7 +28,7 @@ VARIANTS = (
     ("none", "none", ""),
     ("perceptron-implicit", "perceptron", "implicit"),
     ("perceptron-explicit", "perceptron", "explicit"),
-    ("user-ratio", "user-ratio", ""),
+    ("history", "history", ""),
 )
 FEATURES = ("free_class1", "free_class2", "need", "log_request", "log_queue", "bias")
 
@@ -39,7 +39,8 @@ def _row(kind, scheduler, variant, estimator, feedback, load, memory, seed) -> d
     base = 0.6 * load / 1.1
     return {
         "kind": kind, "trace": "LANL", "scheduler": scheduler, "variant": variant,
-        "estimator": estimator, "feedback": feedback, "load": load,
+        "estimator": estimator, "feedback": feedback,
+        "gradient": "literal" if estimator == "perceptron" else "", "load": load,
         "second_memory_mb": memory, "seed": seed, "offered_load": load, "scale_factor": 1.0,
         "jobs": 100, "nodes": 1024, "span_s": 1e5, "effective_utilisation": base * gain,
         "total_utilisation": base * gain * 1.05, "mean_slowdown": 10.0 / gain,
@@ -71,12 +72,12 @@ def test_intervals_are_t_intervals_over_seeds(runs: pl.DataFrame) -> None:
     intervals = seed_intervals(runs, 0.9)
     cell = intervals.filter(
         (pl.col("kind") == "load") & (pl.col("scheduler") == "easy")
-        & (pl.col("variant") == "user-ratio") & (pl.col("load") == 1.1)
+        & (pl.col("variant") == "history") & (pl.col("load") == 1.1)
         & (pl.col("metric") == "effective_utilisation")
     )  # fmt: skip
     values = runs.filter(
         (pl.col("kind") == "load") & (pl.col("scheduler") == "easy")
-        & (pl.col("variant") == "user-ratio") & (pl.col("load") == 1.1)
+        & (pl.col("variant") == "history") & (pl.col("load") == 1.1)
     )["effective_utilisation"].to_numpy()  # fmt: skip
     low, high = scipy_stats.t.interval(0.9, len(values) - 1, loc=values.mean(),
                                        scale=scipy_stats.sem(values))  # fmt: skip
@@ -136,9 +137,9 @@ def test_summary_and_paper_tables(runs: pl.DataFrame) -> None:
     explicit = paper.filter((pl.col("scheduler") == "fcfs")
                             & (pl.col("variant") == "perceptron-explicit"))  # fmt: skip
     assert 31.0 in explicit["paper"].to_list() and 0.5 in explicit["paper"].to_list()
-    # nothing to compare with for EASY or the user-ratio estimator
+    # nothing to compare with for EASY or the history estimator
     assert paper.filter(pl.col("scheduler") == "easy")["paper"].is_nan().all()
-    assert paper.filter(pl.col("variant") == "user-ratio")["paper"].is_nan().all()
+    assert paper.filter(pl.col("variant") == "history")["paper"].is_nan().all()
 
 
 def test_utilisation_and_slowdown_figures(runs: pl.DataFrame) -> None:
