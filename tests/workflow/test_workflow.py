@@ -146,7 +146,8 @@ def test_dry_run_plans_the_whole_study(tmp_path: Path, kth_path: Path) -> None:
     # 2 splits x (2 x 2 pairs x 2 thresholds) x 2 batches of 2 weeks
     assert jobs["simulate_batch"] == 2 * 8 * 2
     assert jobs["resample_weeks"] == 2 * 2
-    assert jobs["download_trace"] == jobs["filter_trace"] == jobs["split_trace"] == 1
+    assert jobs["filter_trace"] == jobs["split_trace"] == 1
+    assert jobs["download_trace"] == 2  # KTH-slice and the memory study's LANL-CM5-tiny
     assert jobs["trace_figure"] == 6
     assert jobs["study_figure"] == 2
     # online: 2 replicas x (3 fixed + 2 periods x (random, full, noisy, ucb, swucb, 2 bandits))
@@ -165,6 +166,9 @@ def test_dry_run_plans_the_whole_study(tmp_path: Path, kth_path: Path) -> None:
     # redirection: the weeks, the baseline and 2 shares, the tables, 3 figures
     assert jobs["redirect_weeks"] == 1 and jobs["redirect_simulate"] == 3
     assert jobs["redirect_tables"] == 1 and jobs["redirect_figure"] == 3
+    # memory: the filter, 2 schedulers x (2 loads + 2 second-class sizes), tables, 5 figures
+    assert jobs["memory_filter"] == 1 and jobs["memory_simulate"] == jobs["memory_sweep"] == 4
+    assert jobs["memory_tables"] == 1 and jobs["memory_figure"] == 5
     assert not (project / "results").exists()
 
 
@@ -653,6 +657,8 @@ def test_download_size_limit_comes_from_the_config(tmp_path: Path, kth_path: Pat
         config = yaml.safe_load((project / "tiny.yaml").read_text())
         config["traces"]["KTH-slice"]["url"] = server.serve("/KTH-slice.swf.gz", Reply(body=body))
         config["archive"] = {"mirror_dirs": [], "offline": False, "max_bytes": 1000}
+        # the memory study's log is not served here
+        config["studies"] = [name for name in config["studies"] if name != "memory"]
         write_config(project, config)
         done = snakemake(project, "--until", "download_trace", check=False)
         output = done.stdout + done.stderr

@@ -241,6 +241,11 @@ def _machine(section: Mapping[str, Any]) -> tuple[tuple[int, ...], tuple[float, 
             f"config memory.machine: class_memory_mb has {len(memories)} value(s), class_nodes "
             f"{len(nodes)}: give one memory per class"
         )
+    if len({memory_label(m) for m in memories}) != len(memories):
+        raise ConfigurationError(
+            f"config memory.machine.class_memory_mb: the classes' memories must be distinct, got "
+            f"{quote(memory_value)} (merge equal classes into one)"
+        )
     return tuple(nodes), tuple(memories)
 
 
@@ -260,7 +265,8 @@ def memory_plan(config: Mapping[str, Any]) -> MemoryPlan:
     loads = _numbers(section.get("loads", [0.5, 0.8, 1.1]), "memory.loads")
     schedulers = _choices(section.get("schedulers", list(MEMORY_SCHEDULERS)),
                           "memory.schedulers", MEMORY_SCHEDULERS)  # fmt: skip
-    raw_variants = section.get("estimators", [BASELINE, "perceptron-implicit"])
+    raw_variants = section.get("estimators", [BASELINE, "perceptron-implicit",
+                                              "perceptron-explicit", "history"])  # fmt: skip
     if isinstance(raw_variants, str) or not isinstance(raw_variants, Sequence) or not raw_variants:
         raise ConfigurationError(
             f"config memory.estimators: give a non-empty list, got {quote(raw_variants)}"

@@ -106,6 +106,7 @@ def test_labels_round_trip() -> None:
         ({"seeds": True}, "memory.seeds"),
         ({"machine": {"class_nodes": [512], "class_memory_mb": [32, 24]}}, "memory.machine"),
         ({"machine": {"class_nodes": [0, 512]}}, "memory.machine.class_nodes"),
+        ({"machine": {"class_memory_mb": [32, 32]}}, "memory.machine.class_memory_mb"),
         (
             {"machine": {"class_nodes": [1024], "class_memory_mb": [32]}},
             "memory.memory_sweep.sizes_mb",
