@@ -35,11 +35,13 @@ _VARIANT_COLOURS = {
     "none": "#7f7f7f",
     "perceptron-implicit": "#1f77b4",
     "perceptron-explicit": "#d62728",
+    "perceptron-implicit-raise": "#9467bd",
+    "perceptron-implicit-raise-normalised": "#e377c2",
     "perceptron-implicit-normalised": "#17becf",
     "perceptron-explicit-normalised": "#ff7f0e",
     "history": "#2ca02c",
 }
-_OTHER_COLOURS = ("#9467bd", "#8c564b", "#e377c2", "#bcbd22")
+_OTHER_COLOURS = ("#8c564b", "#bcbd22", "#aec7e8", "#98df8a")
 
 _COLUMNS = ("kind", "trace", "scheduler", "variant", "load", "second_memory_mb", "metric",
             "mean", "low", "high")  # fmt: skip

@@ -7,7 +7,8 @@ the estimator one of :data:`~scheduler.sim.memory.MEMORY_ESTIMATORS`, the feedba
 only, which needs one) one of :data:`~scheduler.sim.memory.MEMORY_FEEDBACKS`, the gradient
 (perceptron only, ``literal`` when left out: Algorithm 1 as written) one of
 :data:`~scheduler.sim.memory.MEMORY_GRADIENTS`; e.g. ``none``, ``perceptron-implicit``,
-``perceptron-explicit``, ``perceptron-explicit-normalised``, ``history``.
+``perceptron-explicit``, ``perceptron-implicit-raise``, ``perceptron-explicit-normalised``,
+``history``.
 """
 
 from __future__ import annotations
@@ -69,7 +70,13 @@ def parse_variant(text: object, key: str = "memory.estimators") -> Variant:
                 )
             return Variant(label, estimator)
         if label.startswith(estimator + "-") and estimator in _LEARNERS:
-            feedback, _, gradient = label.removeprefix(estimator + "-").partition("-")
+            rest = label.removeprefix(estimator + "-")
+            # the longest feedback first: "implicit-raise" is a feedback, not implicit + gradient
+            feedback, gradient = rest, ""
+            for name in sorted(MEMORY_FEEDBACKS, key=len, reverse=True):
+                if rest == name or rest.startswith(name + "-"):
+                    feedback, gradient = name, rest[len(name) + 1 :]
+                    break
             if feedback not in MEMORY_FEEDBACKS:
                 raise ConfigurationError(
                     f"config {key}: {text!r}: unknown feedback {feedback!r}; known: "

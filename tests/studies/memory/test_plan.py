@@ -34,7 +34,8 @@ def test_default_tiny_and_full_configs() -> None:
     assert plan.loads == (0.5, 0.8, 1.1) and plan.saturation_load == plan.sweep_load == 1.1
     assert plan.schedulers == ("fcfs", "easy") and plan.seeds == (0,)
     assert plan.variant_labels == ("none", "perceptron-implicit", "perceptron-explicit",
-                                   "history")  # fmt: skip
+                                   "perceptron-implicit-raise-normalised",
+                                   "perceptron-explicit-normalised", "history")  # fmt: skip
     assert plan.sweep_labels == ("4", "16", "24", "32")
     tiny = memory_plan(_config("config.yaml", "tiny.yaml"))
     assert tiny.trace_names == ("LANL-CM5-tiny",) and len(tiny.loads) == 2
@@ -55,6 +56,11 @@ def test_variants() -> None:
     assert parse_variant("perceptron-explicit-normalised") == Variant(
         "perceptron-explicit-normalised", "perceptron", "explicit", "normalised"
     )
+    assert parse_variant("perceptron-implicit-raise") == Variant(
+        "perceptron-implicit-raise", "perceptron", "implicit-raise"
+    )
+    assert parse_variant("perceptron-implicit-raise-normalised").gradient == "normalised"
+    assert parse_variant("perceptron-implicit-normalised").feedback == "implicit"
     assert parse_variant("history") == Variant("history", "history")
     assert not parse_variant("none").random and parse_variant("history").random
     plan = memory_plan(_config("config.yaml", seeds=[3, 7]))
