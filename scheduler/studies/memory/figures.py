@@ -137,8 +137,12 @@ def weights_figure(intervals: pl.DataFrame) -> ggplot:
         raise ConfigurationError("weights figure: no perceptron run (memory.estimators)")
     names = {m: m.removeprefix("w_") for m in sorted(set(part["metric"]))}
     frame = _frame(part, "load", names, "weights figure")
+    # short row labels: the feedback (and gradient), one word per line
+    frame["feedback"] = frame["variant"].map(
+        lambda v: v.removeprefix("perceptron-").replace("-", "\n")
+    )
     return (
-        _curves(frame, "load", "quantity", facets="variant ~ panel")
+        _curves(frame, "load", "quantity", facets="feedback ~ panel")
         + geom_hline(yintercept=0.0, linetype="dashed", colour="grey")
         + wrapped_labs(
             title="The perceptron's weights at the end of the run, against offered load",
