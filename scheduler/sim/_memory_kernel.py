@@ -1,0 +1,482 @@
+"""Compiled scheduling on a cluster of memory classes, with a learned memory estimator (private).
+
+The engine variant of issue #15 (Yom-Tov & Aridor), a sibling of :mod:`scheduler.sim._kernel`.
+The semantics are in ``docs/simulator.md`` ("Memory-aware heterogeneous clusters (issue #15)");
+:mod:`scheduler.sim.memory` validates inputs, prepares the arrays and is the public API.
+
+Why a kernel of its own rather than the base kernel's state: nodes are not interchangeable (a
+job needs ``q`` nodes of at least some memory), a job may run several times (failed runs), and a
+decision (the estimator) precedes every start. Nodes of a class are identical, so the machine is
+the count of free nodes per class (``free``, classes ascending by memory) and a run records how
+many nodes of each class it holds; every check is a loop over the ``K`` classes (``K`` is 2 in
+the study), never over nodes.
+
+Arrays (``n`` jobs in (submit time, job number) order; ``K`` classes; ``F = K + 4`` features):
+
+``submit, run, est, req, used``  float64 (n,)  seconds, seconds, seconds, MB, MB.
+``procs, group``                 int64 (n,)    nodes; index of the job's (user, request) pair in
+                                               ``0..n_groups-1`` (the history estimator).
+``class_nodes`` int64 (K,), ``class_mem`` float64 (K,) ascending, distinct.
+
+Runs are numbered in the order they start; the run arrays grow by doubling. The completion heap
+holds run numbers keyed by (end, run number): runs ending at one instant leave in start order.
+The queue is a FIFO buffer of job numbers with tombstones (-1) for the jobs that backfilling
+starts from its middle; it is compacted when the buffer is full.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from scheduler.core.compile import jit
+
+# estimators
+EST_NONE, EST_PERCEPTRON, EST_HISTORY = 0, 1, 2
+
+# columns of the run records: float ``rf`` (runs, RF_COLS), int ``ri`` (runs, RI_COLS + K)
+RF_START, RF_END, RF_ALLOC, RF_MEMORY, RF_ESTIMATE, RF_Z = range(6)
+RF_COLS = 6
+RI_JOB, RI_FAILED, RI_FORCED = range(3)
+RI_COLS = 3
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_TWO_M53 = 2.0**-53
+
+
+@jit
+def _draw(rng):
+    """The next SplitMix64 draw in [0, 1); ``rng[0]`` is the state (uint64, wraps)."""
+    rng[0] += _GOLDEN
+    z = rng[0]
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    z = z ^ (z >> np.uint64(31))
+    return float(z >> np.uint64(11)) * _TWO_M53
+
+
+# -- the completion heap (run numbers keyed by (end, run number)) ---------------------------------
+
+
+@jit
+def _before(a, b, run_end):
+    return run_end[a] < run_end[b] or (run_end[a] == run_end[b] and a < b)
+
+
+@jit
+def _heap_push(heap, size, r, run_end):
+    i = size
+    heap[i] = r
+    while i > 0:
+        parent = (i - 1) >> 1
+        if not _before(heap[i], heap[parent], run_end):
+            break
+        heap[i], heap[parent] = heap[parent], heap[i]
+        i = parent
+    return size + 1
+
+
+@jit
+def _heap_pop(heap, size, run_end):
+    top = heap[0]
+    size -= 1
+    heap[0] = heap[size]
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        if child + 1 < size and _before(heap[child + 1], heap[child], run_end):
+            child += 1
+        if not _before(heap[child], heap[i], run_end):
+            break
+        heap[i], heap[child] = heap[child], heap[i]
+        i = child
+    return top, size
+
+
+# -- the machine ----------------------------------------------------------------------------------
+
+
+@jit
+def _capacity(q, free, class_mem):
+    """E: the largest memory m such that at least ``q`` free nodes have memory >= m (-inf if
+    fewer than ``q`` nodes are free)."""
+    total = 0
+    for c in range(free.shape[0] - 1, -1, -1):
+        total += free[c]
+        if total >= q:
+            return class_mem[c]
+    return -np.inf
+
+
+@jit
+def _fits(q, alloc, free, class_mem):
+    """Whether ``q`` free nodes have memory >= ``alloc``."""
+    total = 0
+    for c in range(free.shape[0]):
+        if class_mem[c] >= alloc:
+            total += free[c]
+    return total >= q
+
+
+@jit
+def _best_fit(q, alloc, free, class_mem, take):
+    """Fill ``take`` (K,) with the nodes of each class a best-fit allocation of ``q`` nodes of
+    memory >= ``alloc`` takes (smallest eligible class first). The caller checked it fits."""
+    need = q
+    for c in range(free.shape[0]):
+        take[c] = 0
+        if need > 0 and class_mem[c] >= alloc:
+            got = min(need, free[c])
+            take[c] = got
+            need -= got
+
+
+# -- the estimators -------------------------------------------------------------------------------
+
+
+@jit
+def _features(j, queue_len, procs, req, free, class_nodes, x):
+    """The perceptron's features of job ``j`` now (docs/simulator.md): free fraction per class,
+    the fraction of the free nodes it needs (capped at 1), log(1 + request MB),
+    log(1 + waiting jobs), bias 1."""
+    k = free.shape[0]
+    total = 0
+    for c in range(k):
+        x[c] = free[c] / class_nodes[c]
+        total += free[c]
+    x[k] = min(procs[j] / total, 1.0) if total > 0 else 1.0
+    x[k + 1] = math.log1p(req[j])
+    x[k + 2] = math.log1p(queue_len)
+    x[k + 3] = 1.0
+
+
+@jit
+def _dot(w, x):
+    s = 0.0
+    for i in range(w.shape[0]):
+        s += w[i] * x[i]
+    return s
+
+
+@jit
+def _decide(j, queue_len, estimator, procs, req, free, class_nodes, class_mem, failures,
+            max_failures, group, seen, w, p, a, b, tau, rng, x):  # fmt: skip
+    """One decision for job ``j``: returns ``(A, E', z, forced)``; ``x`` receives the features
+    (perceptron). E' is NaN and z is 0 when the perceptron was not asked."""
+    r = req[j]
+    if estimator == EST_NONE:
+        return r, np.nan, 0.0, False
+    if failures[j] >= max_failures:
+        return r, np.nan, 0.0, True
+    if estimator == EST_HISTORY:
+        most = seen[group[j]]
+        if failures[j] > 0 or not most > 0.0:
+            return r, np.nan, 0.0, False
+        return min(most, r), np.nan, 0.0, False
+    big = class_mem[class_mem.shape[0] - 1]
+    _features(j, queue_len, procs, req, free, class_nodes, x)
+    estimate = a * big * math.tanh(b * _dot(w, x))
+    if estimate <= _capacity(procs[j], free, class_mem):
+        return max(estimate, 0.0), estimate, 1.0, False
+    keep = math.exp(p / tau) / (math.exp(p / tau) + math.exp((1.0 - p) / tau))
+    if _draw(rng) < 1.0 - keep:
+        return 0.0, estimate, -1.0, False
+    return r, estimate, -1.0, False
+
+
+@jit
+def _learn(failed, explicit, memory, used_j, estimate, z, w, x, eta, a, big, b, unit):
+    """Algorithm 1's update after a run ended: w += η (t − z) f'(w·x) x, f' at the current w.
+    ``unit`` is 1 (memory in MB, f' = a M b (1 − tanh²), the literal transcription) or M
+    (``gradient="normalised"``: memory in units of M, f' = a b (1 − tanh²))."""
+    if explicit:
+        t = (memory if failed else used_j) / unit
+        zz = estimate / unit
+    else:
+        t = -1.0 if failed else 1.0
+        zz = z
+    th = math.tanh(b * _dot(w, x))
+    step = eta * (t - zz) * a * (big / unit) * b * (1.0 - th * th)
+    for i in range(w.shape[0]):
+        w[i] += step * x[i]
+
+
+# -- growth of the run arrays ---------------------------------------------------------------------
+
+
+@jit
+def _grow1(values, size):
+    out = np.empty(size, dtype=values.dtype)
+    out[: values.shape[0]] = values
+    return out
+
+
+@jit
+def _grow2(values, size):
+    out = np.empty((size, values.shape[1]), dtype=values.dtype)
+    out[: values.shape[0]] = values
+    return out
+
+
+@jit
+def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, class_mem, easy,
+             estimator, explicit, limit_alloc, eta, tau, a, b, max_failures, seed,
+             normalised):  # fmt: skip
+    """Run the whole trace; returns ``(start, failures, forced, rf, ri, w, p)``.
+
+    ``start`` (n,) is each job's successful start; ``failures``/``forced`` (n,) count its failed
+    and forced runs; ``rf`` (runs, RF_COLS) and ``ri`` (runs, RI_COLS + K) hold one record per
+    run in start order (columns ``RF_*``, ``RI_*``, then the nodes taken per class); ``w`` the
+    final weights (K + 4), ``p`` the final success fraction.
+    """
+    n = submit.shape[0]
+    k = class_nodes.shape[0]
+    nf = k + 4
+    big = class_mem[k - 1]
+    unit = big if normalised else 1.0
+    free = class_nodes.copy()
+    rng = np.empty(1, dtype=np.uint64)
+    rng[0] = np.uint64(seed)
+    w = np.zeros(nf)
+    p = 0.5
+    finished_runs = 0
+    successes = 0
+    seen = np.zeros(n_groups)  # history: the largest used memory of a (user, request) pair
+
+    start = np.full(n, np.nan)
+    failures = np.zeros(n, dtype=np.int64)
+    forced_runs = np.zeros(n, dtype=np.int64)
+
+    cap = n + n // 4 + 16
+    rf = np.empty((cap, RF_COLS))
+    ri = np.empty((cap, RI_COLS + k), dtype=np.int64)
+    rx = np.empty((cap, nf))
+    run_end = np.empty(cap)  # the heap's key, kept apart for locality
+    runs = 0
+
+    heap = np.empty(n + 1, dtype=np.int64)  # at most one run per job at a time
+    heap_size = 0
+    running = np.empty(n + 1, dtype=np.int64)  # running runs, unordered (EASY's walk)
+    where = np.empty(cap, dtype=np.int64)  # position of a run in ``running``
+    n_running = 0
+
+    qcap = 2 * n + 16
+    queue = np.empty(qcap, dtype=np.int64)
+    qhead = 0
+    qtail = 0
+    qlive = 0
+    # queued jobs by node count, and a lower bound of the smallest (exact after a lazy scan up)
+    qhist = np.zeros(class_nodes.sum() + 1, dtype=np.int64)
+    qmin = qhist.shape[0]
+
+    x = np.empty(nf)
+    take = np.empty(k, dtype=np.int64)  # a backfill candidate's best fit
+    walk_e = np.empty(n + 1)
+    walk_id = np.empty(n + 1, dtype=np.int64)
+
+    nxt = 0
+    while nxt < n or heap_size > 0:
+        now = submit[nxt] if nxt < n else np.inf
+        if heap_size > 0 and run_end[heap[0]] < now:
+            now = run_end[heap[0]]
+        # 1. runs ending now, in start order
+        while heap_size > 0 and run_end[heap[0]] == now:
+            rr, heap_size = _heap_pop(heap, heap_size, run_end)
+            last = running[n_running - 1]
+            running[where[rr]] = last
+            where[last] = where[rr]
+            n_running -= 1
+            for c in range(k):
+                free[c] += ri[rr, RI_COLS + c]
+            j = ri[rr, RI_JOB]
+            failed = ri[rr, RI_FAILED] == 1
+            if estimator == EST_PERCEPTRON and ri[rr, RI_FORCED] == 0:
+                _learn(failed, explicit, rf[rr, RF_MEMORY], used[j], rf[rr, RF_ESTIMATE],
+                       rf[rr, RF_Z], w, rx[rr], eta, a, big, b, unit)  # fmt: skip
+            finished_runs += 1
+            if failed:
+                if qtail == qcap:
+                    qhead, qtail = _compact(queue, qhead, qtail)
+                queue[qtail] = j
+                qtail += 1
+                qlive += 1
+                qhist[procs[j]] += 1
+                qmin = min(qmin, procs[j])
+            else:
+                successes += 1
+                if estimator == EST_HISTORY:
+                    seen[group[j]] = max(seen[group[j]], used[j])
+            p = successes / finished_runs
+        # 2. submissions now
+        while nxt < n and submit[nxt] == now:
+            if qtail == qcap:
+                qhead, qtail = _compact(queue, qhead, qtail)
+            queue[qtail] = nxt
+            qtail += 1
+            qlive += 1
+            qhist[procs[nxt]] += 1
+            qmin = min(qmin, procs[nxt])
+            nxt += 1
+        # 3. one pass (at most ``qlive`` runs start: make room for them first)
+        if runs + qlive > rf.shape[0]:
+            size = 2 * (runs + qlive)
+            rf, ri, rx = _grow2(rf, size), _grow2(ri, size), _grow2(rx, size)
+            run_end, where = _grow1(run_end, size), _grow1(where, size)
+        head_alloc = 0.0
+        blocked = -1
+        while qlive > 0:
+            while queue[qhead] < 0:
+                qhead += 1
+            j = queue[qhead]
+            alloc, estimate, z, forced = _decide(
+                j, qlive, estimator, procs, req, free, class_nodes, class_mem, failures,
+                max_failures, group, seen, w, p, a, b, tau, rng, x)  # fmt: skip
+            if not _fits(procs[j], alloc, free, class_mem):
+                blocked = j
+                head_alloc = alloc
+                break
+            qhead += 1
+            qlive -= 1
+            qhist[procs[j]] -= 1
+            heap_size, n_running = _launch(
+                j, runs, now, alloc, estimate, z, forced, limit_alloc, procs, run, used, free,
+                class_mem, rng, failures, forced_runs, start, x, rf, ri, rx, run_end, heap,
+                heap_size, running, n_running, where)  # fmt: skip
+            runs += 1
+        if not easy or blocked < 0 or qlive < 2:
+            continue
+        # EASY. Nothing to backfill when every other waiting job needs more nodes than are free
+        # (the common case on a loaded machine: this check keeps a pass O(1) then, instead of a
+        # walk over a queue of thousands).
+        nodes_free = 0
+        for c in range(k):
+            nodes_free += free[c]
+        qh = procs[blocked]
+        qhist[qh] -= 1
+        while qmin < qhist.shape[0] and qhist[qmin] == 0:
+            qmin += 1
+        nothing = qmin > nodes_free
+        qhist[qh] += 1
+        qmin = min(qmin, qh)
+        if nothing:
+            continue
+        # the head's reservation with its allocation, then backfilling in queue order
+        count = 0
+        for c in range(k):
+            if class_mem[c] >= head_alloc:
+                count += free[c]
+        for i in range(n_running):
+            rr = running[i]
+            e = rf[rr, RF_START] + est[ri[rr, RI_JOB]]
+            walk_e[i] = e if e > now else now + 1.0
+            walk_id[i] = ri[rr, RI_JOB]
+        order = np.argsort(walk_id[:n_running])  # ties of the walk by job number
+        order = order[np.argsort(walk_e[:n_running][order], kind="mergesort")]
+        shadow = np.inf
+        extra = 0
+        for i in order:
+            rr = running[i]
+            for c in range(k):
+                if class_mem[c] >= head_alloc:
+                    count += ri[rr, RI_COLS + c]
+            if count >= qh:
+                shadow = walk_e[i]
+                extra = count - qh
+                break
+        pos = qhead
+        while pos < qtail and nodes_free > 0:
+            j = queue[pos]
+            pos += 1
+            if j < 0 or j == blocked or procs[j] > nodes_free:
+                continue
+            alloc, estimate, z, forced = _decide(
+                j, qlive, estimator, procs, req, free, class_nodes, class_mem, failures,
+                max_failures, group, seen, w, p, a, b, tau, rng, x)  # fmt: skip
+            if not _fits(procs[j], alloc, free, class_mem):
+                continue
+            _best_fit(procs[j], alloc, free, class_mem, take)
+            eligible = 0
+            for c in range(k):
+                if class_mem[c] >= head_alloc:
+                    eligible += take[c]
+            if now + est[j] > shadow:
+                if eligible > extra:
+                    continue
+                extra -= eligible
+            queue[pos - 1] = -1
+            qlive -= 1
+            qhist[procs[j]] -= 1
+            nodes_free -= procs[j]
+            heap_size, n_running = _launch(
+                j, runs, now, alloc, estimate, z, forced, limit_alloc, procs, run, used, free,
+                class_mem, rng, failures, forced_runs, start, x, rf, ri, rx, run_end, heap,
+                heap_size, running, n_running, where)  # fmt: skip
+            runs += 1
+    return start, failures, forced_runs, rf[:runs], ri[:runs], w, p
+
+
+@jit
+def _compact(queue, qhead, qtail):
+    """Move the live entries of the queue buffer to its front; returns the new (head, tail)."""
+    out = 0
+    for i in range(qhead, qtail):
+        if queue[i] >= 0:
+            queue[out] = queue[i]
+            out += 1
+    return 0, out
+
+
+@jit
+def _launch(j, r, now, alloc, estimate, z, forced, limit_alloc, procs, run, used, free,
+            class_mem, rng, failures, forced_runs, start, x, rf, ri, rx, run_end, heap,
+            heap_size, running, n_running, where):  # fmt: skip
+    """Start run ``r`` of job ``j`` (:func:`_start_run`) and enter it in the completion heap and
+    the running set; returns ``(heap_size, n_running)``."""
+    _start_run(j, r, now, alloc, estimate, z, forced, limit_alloc, procs, run, used, free,
+               class_mem, rng, failures, forced_runs, start, x, rf, ri, rx, run_end)  # fmt: skip
+    heap_size = _heap_push(heap, heap_size, r, run_end)
+    running[n_running] = r
+    where[r] = n_running
+    return heap_size, n_running + 1
+
+
+@jit
+def _start_run(j, r, now, alloc, estimate, z, forced, limit_alloc, procs, run, used, free,
+               class_mem, rng, failures, forced_runs, start, x, rf, ri, rx, run_end):  # fmt: skip
+    """Start job ``j`` now as run ``r`` with allocation ``alloc`` (it fits): take its nodes best
+    fit, decide whether the run fails (and when), record the run."""
+    k = free.shape[0]
+    take = ri[r, RI_COLS:]
+    _best_fit(procs[j], alloc, free, class_mem, take)
+    memory = np.inf
+    for c in range(k):
+        free[c] -= take[c]
+        if take[c] > 0 and class_mem[c] < memory:
+            memory = class_mem[c]
+    if limit_alloc:
+        memory = alloc
+    failed = memory < used[j]
+    if failed:
+        end = now + _draw(rng) * run[j]
+        failures[j] += 1
+    else:
+        end = now + run[j]
+        start[j] = now
+    if forced:
+        forced_runs[j] += 1
+    rf[r, RF_START] = now
+    rf[r, RF_END] = end
+    rf[r, RF_ALLOC] = alloc
+    rf[r, RF_MEMORY] = memory
+    rf[r, RF_ESTIMATE] = estimate
+    rf[r, RF_Z] = z
+    ri[r, RI_JOB] = j
+    ri[r, RI_FAILED] = 1 if failed else 0
+    ri[r, RI_FORCED] = 1 if forced else 0
+    rx[r, :] = x
+    run_end[r] = end
