@@ -6,15 +6,12 @@ slow and literal on purpose: an explicit queue list, an explicit list of running
 free counts, everything recomputed at each decision, Python integers for SplitMix64 and
 ``math.tanh`` / ``math.exp`` / ``math.log`` for the formulas.
 
-Choices the section leaves open, made here and checked against the kernel by the tests:
-
-- a decision forced to ``A = R_j`` by ``max_failures`` is not a perceptron decision: no features,
-  no draw, ``E'`` NaN, and its run's end does not move ``w`` (it still counts in ``p``);
-  ``forced`` counts the runs started by a forced decision (not the forced decisions after which
-  the job could not start: it is then decided afresh at the next pass, as any other);
-- ``failures`` counts failed runs, incremented when the failed run ends;
-- EASY: when the eligible nodes (free and running) never reach ``q_h``, the shadow time is
-  ``∞`` and there are no extra nodes, as when ``A_h > M``.
+The reference follows the section's choices literally, among them: a decision forced to
+``A = R_j`` by ``max_failures`` asks no estimator (no features, no draw, ``E'`` NaN) and its run
+teaches the perceptron nothing but counts in ``p``; ``forced`` counts such runs; ``failures``
+counts failed runs; the EASY scan after the head stops as soon as no node is free, and skips
+without a decision (no draw) a job needing more nodes than are free; when the eligible nodes
+never reach ``q_h`` the shadow time is ``∞`` and there are no extra nodes.
 """
 
 from __future__ import annotations
@@ -25,24 +22,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 MASK64 = (1 << 64) - 1
-
-
-@dataclass(frozen=True)
-class RefMemoryConfig:
-    """The fields of ``scheduler.sim.memory.MemoryConfig`` the reference reads (same defaults)."""
-
-    class_nodes: tuple[int, ...] = (512, 512)
-    class_memory_mb: tuple[float, ...] = (24.0, 32.0)
-    scheduler: str = "fcfs"
-    estimator: str = "none"
-    feedback: str = "implicit"
-    memory_limit: str = "node"
-    eta: float = 0.1
-    tau: float = 10.0
-    a: float = 1.716
-    b: float = 2 / 3
-    max_failures: int = 50
-    seed: int = 0
 
 
 class SplitMix64:
@@ -73,12 +52,16 @@ def estimate_numpy(w, x, a: float, M: float, b: float) -> float:
     return float(a * M * np.tanh(b * np.dot(np.asarray(w), np.asarray(x))))
 
 
-def perceptron_update_numpy(w, x, t: float, z: float, eta: float, a: float, M: float, b: float):
-    """Algorithm 1's update: w + η·(t − z)·f'(w·x)·x with f'(u) = a·M·b·(1 − tanh²(b·u))."""
+def perceptron_update_numpy(w, x, t, z, eta, a, M, b, *, normalised: bool = False):
+    """Algorithm 1's update: w + η·(t − z)·f'(w·x)·x with f'(u) = a·M·b·(1 − tanh²(b·u)).
+
+    ``normalised``: memory in units of M, f'(u) = a·b·(1 − tanh²(b·u)); ``t`` and ``z`` are
+    then given already divided by M (explicit) or ±1 (implicit)."""
     w = np.asarray(w, dtype=np.float64)
     x = np.asarray(x, dtype=np.float64)
     u = float(np.dot(w, x))
-    fprime = a * M * b * (1.0 - np.tanh(b * u) ** 2)
+    scale = a * b if normalised else a * M * b
+    fprime = scale * (1.0 - np.tanh(b * u) ** 2)
     return w + eta * (t - z) * fprime * x
 
 
@@ -105,7 +88,8 @@ class _Run:
 
 
 def naive_simulate_memory(submit_s, procs, run_s, est_s, req_mem_mb, used_mem_mb, user, config):
-    """Simulate the jobs (arrays in job order) on ``config``; a dict of MemoryArrays' fields."""
+    """Simulate the jobs (arrays in job order) on ``config`` (a ``MemoryConfig``, or any object
+    with its fields); a dict of ``MemoryArrays``' fields."""
     submit = [float(v) for v in submit_s]
     q = [int(v) for v in procs]
     p = [float(v) for v in run_s]
@@ -124,13 +108,14 @@ def naive_simulate_memory(submit_s, procs, run_s, est_s, req_mem_mb, used_mem_mb
     free = list(size)
     estimator, scheduler = config.estimator, config.scheduler
     explicit = config.feedback == "explicit"
+    normalised = config.gradient == "normalised"
     a, b, eta, tau = config.a, config.b, config.eta, config.tau
 
     rng = SplitMix64(config.seed)
     w = [0.0] * (K + 4)
     finished = successes = 0
     p_success = 0.5
-    rho: dict[int, float] = {}  # user -> largest U/R among successful runs
+    history: dict[tuple[int, float], float] = {}  # (user, R) -> largest U of successful runs
 
     start_s = [math.nan] * n
     failures = [0] * n
@@ -171,16 +156,16 @@ def naive_simulate_memory(submit_s, procs, run_s, est_s, req_mem_mb, used_mem_mb
             return _Decision(R[j], forced=True)
         if estimator == "none":
             return _Decision(R[j])
-        if estimator == "user-ratio":
-            if failures[j] > 0 or users[j] not in rho:
+        if estimator == "history":
+            if failures[j] > 0 or (users[j], R[j]) not in history:
                 return _Decision(R[j])
-            return _Decision(R[j] * rho[users[j]])
+            return _Decision(min(R[j], history[users[j], R[j]]))
         assert estimator == "perceptron", estimator
         total_free = sum(free)
         x = [free[c] / size[c] for c in range(K)]
         x.append(1.0 if total_free == 0 else min(q[j] / total_free, 1.0))
-        x.append(math.log(1.0 + R[j]))
-        x.append(math.log(1.0 + len(queue)))  # j is in the queue
+        x.append(math.log1p(R[j]))  # log(1 + R), computed accurately
+        x.append(math.log1p(len(queue)))  # L: j is in the queue
         x.append(1.0)
         estimate = a * M * math.tanh(b * dot(w, x))
         if estimate <= capacity(q[j]):
@@ -221,10 +206,12 @@ def naive_simulate_memory(submit_s, procs, run_s, est_s, req_mem_mb, used_mem_mb
             u = dot(w, d.x)
             if explicit:
                 t, z = (run.memory if run.failed else U[j]), d.estimate
+                if normalised:
+                    t, z = t / M, z / M
             else:
                 t, z = (-1.0 if run.failed else 1.0), d.z
             th = math.tanh(b * u)
-            fprime = a * M * b * (1.0 - th * th)
+            fprime = (a * b if normalised else a * M * b) * (1.0 - th * th)
             step = eta * (t - z) * fprime
             w = [wi + step * xi for wi, xi in zip(w, d.x, strict=True)]
         finished += 1
@@ -233,9 +220,9 @@ def naive_simulate_memory(submit_s, procs, run_s, est_s, req_mem_mb, used_mem_mb
         if run.failed:
             failures[j] += 1
             queue.append(j)
-        elif estimator == "user-ratio":
-            ratio = U[j] / R[j]
-            rho[users[j]] = max(rho.get(users[j], ratio), ratio)
+        elif estimator == "history":
+            key = (users[j], R[j])
+            history[key] = max(history.get(key, U[j]), U[j])
 
     def shadow(alloc: float, need: int, now: float) -> tuple[float, int]:
         if alloc > M:
@@ -268,6 +255,10 @@ def naive_simulate_memory(submit_s, procs, run_s, est_s, req_mem_mb, used_mem_mb
         s, extra = shadow(d.alloc, q[h], now)
         limit = d.alloc
         for j in list(queue[1:]):
+            if sum(free) == 0:
+                break
+            if q[j] > sum(free):
+                continue
             dj = decide(j)
             if eligible(dj.alloc) < q[j]:
                 continue
