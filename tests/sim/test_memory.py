@@ -86,21 +86,33 @@ def fast(jobs, cfg) -> dict:
     return result
 
 
-def assert_same(got: dict, want: dict, context=None) -> None:
-    """Exact schedules and runs; A, a_j, E', weights and p to 1e-9 relative."""
+def assert_same(got: dict, want: dict, cfg: MemoryConfig, rtol: float = 1e-9) -> None:
+    """Exact schedules and runs; A, a_j, E', w and p to ``rtol`` relative to their scale (M for
+    E', A and a_j; the largest weight for w): the last bits of w·x depend on the order of the
+    floating-point operations, which the contract does not fix."""
     for name in EXACT:
-        np.testing.assert_array_equal(got[name], want[name], err_msg=f"{name} {context}")
+        np.testing.assert_array_equal(got[name], want[name], err_msg=f"{name} {cfg}")
+    scale = {"weights": float(np.abs(want["weights"]).max(initial=0.0))}
     for name in CLOSE:
-        np.testing.assert_allclose(got[name], want[name], rtol=1e-9, atol=1e-12,
-                                   err_msg=f"{name} {context}")  # fmt: skip
+        np.testing.assert_allclose(got[name], want[name], rtol=rtol,
+                                   atol=rtol * scale.get(name, cfg.largest_memory_mb) + 1e-12,
+                                   err_msg=f"{name} {cfg}")  # fmt: skip
     assert got["success_fraction"] == pytest.approx(want["success_fraction"], rel=1e-12)
+
+
+def chaotic(cfg: MemoryConfig) -> bool:
+    """The literal gradient's steps (η·(t − z)·a·M·b, several units of w per MB of error) make
+    the perceptron amplify rounding differences run after run (seen: 1e-16 grown to 1e-9 on w
+    in 70 updates, to 1e-5 on E' in 77): over a long run two correct implementations that
+    round differently drift apart and may eventually decide differently."""
+    return cfg.estimator == "perceptron" and cfg.gradient == "literal"
 
 
 def both(jobs, **kwargs) -> dict:
     """The reference's result, after checking that the kernel agrees with it."""
     cfg = MemoryConfig(**kwargs)
     want = naive(jobs, cfg)
-    assert_same(fast(jobs, cfg), want, kwargs)
+    assert_same(fast(jobs, cfg), want, cfg, rtol=1e-5 if chaotic(cfg) else 1e-9)
     return want
 
 
@@ -367,11 +379,24 @@ def float_tie(got: dict, want: dict, upto: int, levels) -> bool:
 
 
 def check_against_reference(jobs, cfg) -> bool:
-    """The kernel equals the reference; False (not compared) when they part at a float tie."""
+    """The kernel equals the reference; False (not compared) when they part at a float tie, or
+    (literal gradient only) after the perceptron has amplified rounding differences. Up to the
+    parting, runs are exact and the estimates agree to 1e-3 M; a wrong update rule shows at
+    once, far beyond that."""
     got, want = fast(jobs, cfg), naive(jobs, cfg)
     diverge = first_divergence(got, want)
+    if diverge is None:
+        assert_same(got, want, cfg, rtol=1e-4 if chaotic(cfg) else 1e-9)
+        return True
     levels = (*cfg.class_memory_mb, *(j.used_mb for j in jobs))
-    if diverge is not None and float_tie(got, want, diverge, levels):
+    if float_tie(got, want, diverge, levels):
+        return False
+    if chaotic(cfg):
+        upto = min(diverge + 1, len(got["run_job"]), len(want["run_job"]))
+        np.testing.assert_allclose(
+            got["run_estimate_mb"][:upto], want["run_estimate_mb"][:upto], rtol=0,
+            atol=1e-3 * cfg.largest_memory_mb, err_msg=f"run_estimate_mb {cfg}",
+        )  # fmt: skip
         return False
     assert_same(got, want, cfg)
     return True
@@ -530,6 +555,26 @@ def test_conservation_on_lanl_slice(lanl_slice, combo):
     32 MB): the invariants hold on a real mix of requests and uses."""
     result = simulate_memory(lanl_slice, MemoryConfig(seed=15, **combo))
     check_conservation(result)
+
+
+@pytest.mark.parametrize(
+    "combo",
+    [
+        {"scheduler": "easy", "estimator": "perceptron", "feedback": "explicit"},
+        {"scheduler": "easy", "estimator": "perceptron", "gradient": "normalised"},
+        {"scheduler": "fcfs", "estimator": "perceptron", "memory_limit": "allocation"},
+        {"scheduler": "easy", "estimator": "history"},
+    ],
+)
+def test_compiled_matches_reference_on_lanl_slice(lanl_slice, combo):
+    """The LANL-CM5 slice with its submit times compressed tenfold (queues form on the default
+    machine): the kernel equals the reference run by run on real requests and uses."""
+    jobs = [
+        Job(r["submit_s"] * 0.1, r["procs"], r["run_s"], r["req_mem_mb"], r["used_mem_mb"],
+            r["user_id"], r["req_time_s"])
+        for r in lanl_slice.iter_rows(named=True)
+    ]  # fmt: skip
+    assert check_against_reference(jobs, MemoryConfig(seed=15, **combo))
 
 
 # -- the random stream ----------------------------------------------------------------------------
