@@ -34,6 +34,8 @@ from scheduler.core.compile import jit
 
 # estimators
 EST_NONE, EST_PERCEPTRON, EST_HISTORY = 0, 1, 2
+# perceptron feedback: Algorithm 1's two, and implicit with the sign that raises after a failure
+FB_IMPLICIT, FB_EXPLICIT, FB_IMPLICIT_RAISE = 0, 1, 2
 
 # columns of the run records: float ``rf`` (runs, RF_COLS), int ``ri`` (runs, RI_COLS + K)
 RF_START, RF_END, RF_ALLOC, RF_MEMORY, RF_ESTIMATE, RF_Z = range(6)
@@ -190,16 +192,19 @@ def _decide(j, queue_len, estimator, procs, req, free, class_nodes, class_mem, f
 
 
 @jit
-def _learn(failed, explicit, memory, used_j, estimate, z, w, x, eta, a, big, b, unit):
+def _learn(failed, feedback, memory, used_j, estimate, z, w, x, eta, a, big, b, unit):
     """Algorithm 1's update after a run ended: w += η (t − z) f'(w·x) x, f' at the current w.
     ``unit`` is 1 (memory in MB, f' = a M b (1 − tanh²), the literal transcription) or M
-    (``gradient="normalised"``: memory in units of M, f' = a b (1 − tanh²))."""
-    if explicit:
+    (``gradient="normalised"``: memory in units of M, f' = a b (1 − tanh²)).
+    ``FB_IMPLICIT_RAISE`` uses (z − t) instead of (t − z)."""
+    if feedback == FB_EXPLICIT:
         t = (memory if failed else used_j) / unit
         zz = estimate / unit
     else:
         t = -1.0 if failed else 1.0
         zz = z
+        if feedback == FB_IMPLICIT_RAISE:
+            t, zz = zz, t
     th = math.tanh(b * _dot(w, x))
     step = eta * (t - zz) * a * (big / unit) * b * (1.0 - th * th)
     for i in range(w.shape[0]):
@@ -225,7 +230,7 @@ def _grow2(values, size):
 
 @jit
 def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, class_mem, easy,
-             estimator, explicit, limit_alloc, eta, tau, a, b, max_failures, seed,
+             estimator, feedback, limit_alloc, eta, tau, a, b, max_failures, seed,
              normalised):  # fmt: skip
     """Run the whole trace; returns ``(start, failures, forced, rf, ri, w, p)``.
 
@@ -296,7 +301,7 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
             j = ri[rr, RI_JOB]
             failed = ri[rr, RI_FAILED] == 1
             if estimator == EST_PERCEPTRON and ri[rr, RI_FORCED] == 0:
-                _learn(failed, explicit, rf[rr, RF_MEMORY], used[j], rf[rr, RF_ESTIMATE],
+                _learn(failed, feedback, rf[rr, RF_MEMORY], used[j], rf[rr, RF_ESTIMATE],
                        rf[rr, RF_Z], w, rx[rr], eta, a, big, b, unit)  # fmt: skip
             finished_runs += 1
             if failed:

@@ -64,8 +64,12 @@ MEMORY_ESTIMATORS.add(
 )
 #: Scheduling disciplines: ``fcfs`` (the paper) and ``easy`` (EASY backfilling).
 MEMORY_SCHEDULERS: tuple[str, ...] = ("fcfs", "easy")
-#: Feedback of the perceptron: success/failure only, or the used memory.
-MEMORY_FEEDBACKS: tuple[str, ...] = ("implicit", "explicit")
+#: Feedback of the perceptron: success/failure only (as published, or with the sign that raises
+#: the estimate after a failure), or the used memory.
+MEMORY_FEEDBACKS: tuple[str, ...] = ("implicit", "explicit", "implicit-raise")
+_FEEDBACK_CODES = {
+    "implicit": mk.FB_IMPLICIT, "explicit": mk.FB_EXPLICIT, "implicit-raise": mk.FB_IMPLICIT_RAISE,
+}  # fmt: skip
 #: What a job may use: the memory of its nodes, or its allocation (a hard limit).
 MEMORY_LIMITS: tuple[str, ...] = ("node", "allocation")
 #: The perceptron's gradient: Algorithm 1 transcribed with memory in MB, or in units of M.
@@ -385,7 +389,7 @@ def simulate_memory_arrays(
         np.asarray(config.class_nodes, dtype=np.int64),
         np.asarray(config.class_memory_mb, dtype=np.float64),
         config.scheduler == "easy", MEMORY_ESTIMATORS[config.estimator],
-        config.feedback == "explicit", config.memory_limit == "allocation",
+        _FEEDBACK_CODES[config.feedback], config.memory_limit == "allocation",
         config.eta, config.tau, config.a, config.b, config.max_failures, np.uint64(config.seed),
         config.gradient == "normalised",
     )  # fmt: skip
