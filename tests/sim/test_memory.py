@@ -40,7 +40,13 @@ from support.memory import (
 
 from scheduler import read_swf, strong_filter
 from scheduler.sim.engine import simulate_arrays, simulate_easy
-from scheduler.sim.memory import MemoryConfig, memory_jobs, simulate_memory, simulate_memory_arrays
+from scheduler.sim.memory import (
+    MEMORY_FEEDBACKS,
+    MemoryConfig,
+    memory_jobs,
+    simulate_memory,
+    simulate_memory_arrays,
+)
 from scheduler.traces.swf import Trace, used_procs
 
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -308,6 +314,67 @@ def test_hand_explicit_failure_raises_the_estimate_and_draws():
     assert second[3] == (0.0 if draws[1] < explore else 8.0)
 
 
+def test_hand_easy_scan_skips_wide_jobs_and_stops_when_full():
+    # One class of 3 nodes of 4 MB, perceptron (implicit), allocation limit: every A = 0 run
+    # fails, so each start uses a draw and the failure times show which decisions drew.
+    # J0 q1 p100, J1 q3, J2 q3, J3 q1, J4 q1, J5 q1 (p1 but J0), all R4 U4 at 0; seed 0, draws
+    # d0, d1, ...
+    # t=0: J0: E' = 0 <= E = 4: A = 0, starts, fails: d0 (ends 100 d0). J1 (head, q3, 2 free):
+    #   E = -inf < E' = 0: draw d1, cannot start. Reservation for J1: the 2 free nodes, then
+    #   J0's at e = 100: s = 100, x = 0. J2 (q3 > 2 free): skipped, no decision, no draw. J3:
+    #   A = 0, ends by 1 <= s: starts, fails: d2. J4: the same: d3. No node free: the scan stops
+    #   (J5 is not decided: without the stop E = -inf < E' would draw).
+    # t=d2 (J3's failure; w has learned t - z = -2: E' < 0 from now on): queue J1, J2, J5, J3.
+    #   J1 draws d4; J2 skipped (q3 > 1); J5: A = 0, starts, fails: d5. No node free.
+    d = splitmix_draws(0, 6)
+    jobs = [Job(0, 1, 100, 4, 4), Job(0, 3, 1, 4, 4), Job(0, 3, 1, 4, 4), Job(0, 1, 1, 4, 4),
+            Job(0, 1, 1, 4, 4), Job(0, 1, 1, 4, 4)]  # fmt: skip
+    result = both(jobs, class_nodes=(3,), class_memory_mb=(4.0,), scheduler="easy",
+                  estimator="perceptron", memory_limit="allocation")  # fmt: skip
+    assert runs(result)[:4] == [
+        (0, 0.0, 100 * d[0], 0.0, 0.0, True, (1,)),
+        (3, 0.0, d[2], 0.0, 0.0, True, (1,)),
+        (4, 0.0, d[3], 0.0, 0.0, True, (1,)),
+        (5, d[2], d[2] + d[5], 0.0, 0.0, True, (1,)),
+    ]
+
+
+def test_hand_implicit_raise_feedback():
+    # J(0) r0 q2 R8 U6 p100 alone on 2x4+2x8, node limit, seed 5. t=0: E' = 0 <= E = 8: A = 0,
+    # the 4 MB nodes, a = 4 < 6: fails at d0 * 100. implicit: t - z = -1 - 1 = -2 lowers w
+    # (E' < 0: A = 0 again); implicit-raise: z - t = +2 raises it: E' ~ a M > E = 8, so the
+    # next decision draws d1 against the exploration probability with p = 0.
+    x = features([2, 2], [2, 2], 2, 8, 1)
+    d = splitmix_draws(5, 2)
+    kwargs = {"estimator": "perceptron", "seed": 5, "max_failures": 1, **SMALL_BIG}
+    low = both([Job(0, 2, 100, 8, 6)], feedback="implicit", **kwargs)
+    high = both([Job(0, 2, 100, 8, 6)], feedback="implicit-raise", **kwargs)
+    np.testing.assert_allclose(
+        high["weights"], perceptron_update_numpy(np.zeros(6), x, 1.0, -1.0, 0.1, A, 8.0, B),
+        rtol=1e-12,
+    )  # fmt: skip
+    np.testing.assert_allclose(high["weights"], -low["weights"], rtol=1e-12)
+    assert estimate_numpy(high["weights"], x, A, 8.0, B) > 8
+    assert estimate_numpy(low["weights"], x, A, 8.0, B) < 0
+    assert runs(high)[0] == runs(low)[0] == (0, 0.0, 100 * d[0], 0.0, 4.0, True, (2, 0))
+    # max_failures = 1: the second decision is forced (A = R = 8) without a draw in both
+    assert runs(high)[1] == runs(low)[1] == (0, 100 * d[0], 100 * d[0] + 100, 8.0, 8.0, False,
+                                             (0, 2))  # fmt: skip
+
+
+def test_hand_normalised_gradient_weights():
+    # The two-job trace of test_hand_explicit_feedback_weights_two_jobs with
+    # gradient="normalised": t and z in units of M = 8, f' = a b (1 - tanh²).
+    jobs = [Job(0, 2, 100, 8, 2), Job(1, 2, 50, 8, 8)]
+    x_x = features([2, 2], [2, 2], 2, 8, 1)
+    x_y = features([0, 2], [2, 2], 2, 8, 1)
+    w = perceptron_update_numpy(np.zeros(6), x_y, 8 / 8, 0.0, 0.1, A, 8.0, B, normalised=True)
+    w = perceptron_update_numpy(w, x_x, 2 / 8, 0.0, 0.1, A, 8.0, B, normalised=True)
+    result = both(jobs, estimator="perceptron", feedback="explicit", gradient="normalised",
+                  **SMALL_BIG)  # fmt: skip
+    np.testing.assert_allclose(result["weights"], w, rtol=1e-12)
+
+
 # -- differential: compiled vs reference ----------------------------------------------------------
 
 MEMORIES = (2.0, 4.0, 6.0, 8.0, 16.0, 32.0)
@@ -316,7 +383,7 @@ COMBOS = [
     {"scheduler": s, "estimator": e, "feedback": f, "gradient": g, "memory_limit": m}
     for s in ("fcfs", "easy")
     for e in ("none", "perceptron", "history")
-    for f in (("implicit", "explicit") if e == "perceptron" else ("implicit",))
+    for f in (MEMORY_FEEDBACKS if e == "perceptron" else ("implicit",))
     for g in (("literal", "normalised") if e == "perceptron" else ("literal",))
     for m in ("node", "allocation")
 ]

@@ -108,6 +108,7 @@ def naive_simulate_memory(submit_s, procs, run_s, est_s, req_mem_mb, used_mem_mb
     free = list(size)
     estimator, scheduler = config.estimator, config.scheduler
     explicit = config.feedback == "explicit"
+    raise_ = config.feedback == "implicit-raise"  # (z − t) in place of (t − z)
     normalised = config.gradient == "normalised"
     a, b, eta, tau = config.a, config.b, config.eta, config.tau
 
@@ -210,6 +211,8 @@ def naive_simulate_memory(submit_s, procs, run_s, est_s, req_mem_mb, used_mem_mb
                     t, z = t / M, z / M
             else:
                 t, z = (-1.0 if run.failed else 1.0), d.z
+                if raise_:
+                    t, z = z, t
             th = math.tanh(b * u)
             fprime = (a * b if normalised else a * M * b) * (1.0 - th * th)
             step = eta * (t - z) * fprime
