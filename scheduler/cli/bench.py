@@ -29,12 +29,14 @@ from scheduler.core.version import __version__
 from scheduler.policies import STUDY_POLICIES
 from scheduler.sim.api import simulate
 from scheduler.sim.engine import Simulation, simulate_arrays
+from scheduler.sim.memory import MemoryConfig, memory_jobs, simulate_memory
 from scheduler.sim.metrics import job_metric_columns
 from scheduler.sim.prediction import simulate_predicted_arrays
 from scheduler.sim.redirection import pool_sizes, simulate_redirect
 from scheduler.sim.trials import run_trials
 from scheduler.studies.learned.convergence import score_convergence
 from scheduler.traces.filters import strong_filter
+from scheduler.traces.memory import memory_filter, scale_to_load
 from scheduler.traces.swf import Trace, read_swf, used_procs
 
 __all__ = [
@@ -101,10 +103,11 @@ def add_commands(commands: Any) -> None:
         help="the KTH-SP2 log (default: the bundled copy)",
     )  # fmt: skip
     command.add_argument(
-        "--only", choices=("trials", "redirection"), default=None,
+        "--only", choices=("trials", "redirection", "memory"), default=None,
         help="run one group of figures only: trials (the learned-priority study's trials, "
-        "on Lublin-256.swf.gz in --traces-dir) or redirection (the redirection variant beside "
-        "plain EASY on CEA-Curie's most loaded week)",
+        "on Lublin-256.swf.gz in --traces-dir), redirection (the redirection variant beside "
+        "plain EASY on CEA-Curie's most loaded week) or memory (the memory-aware variant on "
+        "the whole LANL-CM5.swf.gz)",
     )  # fmt: skip
     add_json_argument(command)
 
@@ -515,7 +518,111 @@ def run_benchmarks(traces_dir: Path, kth_path: Path, repeat: int = 5) -> dict[st
     else:
         figures["curie_skipped"] = f"not found: {curie_path}"
     figures.update(_trials_part(traces_dir))
+    figures.update(_memory_part(traces_dir))
     return figures
+
+
+#: The memory-aware runs of the benchmark: (label, scheduler, estimator, feedback).
+MEMORY_RUNS: tuple[tuple[str, str, str, str], ...] = (
+    ("FCFS, no estimation", "fcfs", "none", "implicit"),
+    ("FCFS, perceptron implicit", "fcfs", "perceptron", "implicit"),
+    ("FCFS, perceptron explicit", "fcfs", "perceptron", "explicit"),
+    ("FCFS, history", "fcfs", "history", "implicit"),
+    ("EASY, no estimation", "easy", "none", "implicit"),
+    ("EASY, perceptron implicit", "easy", "perceptron", "implicit"),
+    ("EASY, perceptron explicit", "easy", "perceptron", "explicit"),
+    ("EASY, history", "easy", "history", "implicit"),
+)
+#: Offered loads of the memory benchmark: the log's own, and the saturated end of the sweep.
+MEMORY_BENCH_LOADS: tuple[float | None, ...] = (None, 1.2)
+
+
+def memory_figures(trace: Trace, repeat: int = 5) -> dict[str, object]:
+    """Wall times of the memory-aware variant on a whole log (512 × 32 MB + 512 × 24 MB).
+
+    The log goes through :func:`scheduler.traces.memory.memory_filter` (requests below use
+    raised); each run is :func:`scheduler.sim.memory.simulate_memory` on the converted table
+    (conversion and validation included), at the log's own offered load and scaled to 1.2.
+    One warm-up call of each run, then ``repeat`` rounds calling every run in turn; plain EASY
+    of the base engine on the same jobs (the whole machine as one class of identical nodes) is
+    timed in the same rounds, and each run's ratio to it is taken within a round. Returns per
+    load and run the median, min and max wall time (s), the ratio, and the run's summary.
+    """
+    jobs, report = memory_filter(trace.jobs, trace.machine_procs, largest_node_kb=32 * 1024)
+    out: dict[str, object] = {"jobs": jobs.height, "filter": report, "repeat": repeat}
+    for load in MEMORY_BENCH_LOADS:
+        table = jobs if load is None else scale_to_load(jobs, 1024, load)
+        engine = memory_jobs(table)
+        plain = Trace(
+            jobs=table.with_columns(pl.col("submit_s").round().cast(pl.Int64)),
+            header=trace.header, machine_procs=1024,
+        )  # fmt: skip
+        calls: dict[str, Callable[[], object]] = {
+            "plain EASY (base engine)": lambda plain=plain: simulate(plain)
+        }
+        for label, scheduler, estimator, feedback in MEMORY_RUNS:
+            config = MemoryConfig(scheduler=scheduler, estimator=estimator, feedback=feedback)
+            calls[label] = lambda config=config, engine=engine: simulate_memory(engine, config)
+        outputs = {label: call() for label, call in calls.items()}
+        times = {label: np.empty(repeat) for label in calls}
+        for i in range(repeat):
+            for label, call in calls.items():
+                start = time.perf_counter()
+                call()
+                times[label][i] = time.perf_counter() - start
+        reference = times["plain EASY (base engine)"]
+        part: dict[str, object] = {}
+        for label, seconds in times.items():
+            ratio = seconds / reference
+            result: Any = outputs[label]
+            part[label] = {
+                "median_s": float(np.median(seconds)), "min_s": float(seconds.min()),
+                "max_s": float(seconds.max()), "ratio_median": float(np.median(ratio)),
+                "ratio_min": float(ratio.min()), "ratio_max": float(ratio.max()),
+                "summary": result.summary.to_dict(),
+            }  # fmt: skip
+        out["native" if load is None else f"load {load:g}"] = part
+    return out
+
+
+def format_memory_figures(figures: dict[str, Any]) -> list[str]:
+    """Lines of :func:`memory_figures`."""
+    ms = 1e3
+    lines = [
+        f"LANL-CM5 after the memory filter ({figures['jobs']} jobs; 512 x 32 MB + 512 x 24 MB), "
+        f"{figures['repeat']} rounds: median [min, max], ratio to plain EASY of the base engine"
+    ]
+    for key, part in figures.items():
+        if not isinstance(part, dict) or "plain EASY (base engine)" not in part:
+            continue
+        lines.append(f"  offered load: {key}")
+        for label, f in part.items():
+            summary = f["summary"]
+            extra = (
+                f"  eff. util {summary['effective_utilisation']:.3f}, "
+                f"{summary['failed_runs']} failed runs"
+                if "effective_utilisation" in summary
+                else ""
+            )
+            target = " (target <= 1 s)" if "perceptron" in label else ""
+            lines.append(
+                f"    {label:27s} {f['median_s'] * ms:8.1f} ms [{f['min_s'] * ms:.1f}, "
+                f"{f['max_s'] * ms:.1f}]  x{f['ratio_median']:.2f}{target}{extra}"
+            )
+    return lines
+
+
+def _memory_part(traces_dir: Path) -> dict[str, object]:
+    lanl = traces_dir / "LANL-CM5.swf.gz"
+    if not lanl.is_file():
+        return {"memory_skipped": f"not found: {lanl}"}
+    return {"memory": memory_figures(read_swf(lanl), repeat=3)}
+
+
+def _memory_lines(figures: dict[str, object]) -> list[str]:
+    if "memory" in figures:
+        return format_memory_figures(figures["memory"])  # type: ignore[arg-type]
+    return [f"memory skipped: {figures.get('memory_skipped')}"]
 
 
 def _trials_part(traces_dir: Path) -> dict[str, object]:
@@ -537,9 +644,13 @@ def format_figures(figures: dict[str, object]) -> str:
     """Human-readable lines, with the targets of issue #2 beside each figure."""
     ms = 1e3
     header = f"schedlab {figures['schedlab']}, Python {figures['python']}, {figures['machine']}"
-    if "kth_jobs" not in figures:  # --only trials / --only redirection
-        trials = any(key.startswith("trials") for key in figures)
-        part = _trials_lines(figures) if trials else _redirection_lines(figures)
+    if "kth_jobs" not in figures:  # --only trials / redirection / memory
+        if any(key.startswith("trials") for key in figures):
+            part = _trials_lines(figures)
+        elif any(key.startswith("memory") for key in figures):
+            part = _memory_lines(figures)
+        else:
+            part = _redirection_lines(figures)
         return "\n".join([header, *part])
     lines = [
         header,
@@ -568,6 +679,7 @@ def format_figures(figures: dict[str, object]) -> str:
     else:
         lines.append(f"CEA-Curie skipped: {figures['curie_skipped']}")
     lines.extend(_trials_lines(figures))
+    lines.extend(_memory_lines(figures))
     return "\n".join(lines)
 
 
@@ -601,6 +713,8 @@ def main_bench(traces_dir: Path, kth_path: Path, as_json: bool, only: str | None
         figures = {**_header(), **_trials_part(traces_dir)}
     elif only == "redirection":
         figures = {**_header(), **_redirection_part(traces_dir)}
+    elif only == "memory":
+        figures = {**_header(), **_memory_part(traces_dir)}
     else:
         figures = run_benchmarks(traces_dir, kth_path)
     print(json.dumps(figures, indent=2) if as_json else format_figures(figures))

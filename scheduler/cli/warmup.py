@@ -17,6 +17,7 @@ from scheduler.cli.arguments import add_command
 from scheduler.core.constants import SWF_SCHEMA
 from scheduler.sim.api import simulate
 from scheduler.sim.cache import kernel_cache_state
+from scheduler.sim.memory import MemoryConfig, simulate_memory
 from scheduler.sim.redirection import simulate_redirect
 from scheduler.sim.trials import run_trials
 from scheduler.traces.swf import SwfHeader, Trace
@@ -94,6 +95,12 @@ def cmd_warmup(args: argparse.Namespace) -> int:
     simulate(trace, "FCFS", "SJBF", predictor="nag", loss="eloss", correction="incremental")
     # the redirection variant (two pools; a small theta so that a job is redirected)
     simulate_redirect(trace, alpha=0.5, theta=0, machine_procs=8)
+    # the memory-aware variant (one compiled loop for every estimator and scheduler: codes)
+    memory = trace.jobs.with_columns(
+        pl.lit(2048.0).alias("req_mem_kb"), pl.lit(1024.0).alias("used_mem_kb")
+    )
+    classes = MemoryConfig(class_nodes=(2, 2), class_memory_mb=(1.0, 2.0), estimator="perceptron")
+    simulate_memory(memory, classes)
     # the trials of the learned-priority study
     jobs = trace.jobs
     run_trials(
@@ -103,7 +110,8 @@ def cmd_warmup(args: argparse.Namespace) -> int:
     )  # fmt: skip
     elapsed_ms = (time.perf_counter() - started) * 1000.0
     runs = ", ".join(f"EASY({p}, {b or 'none'})" for p, b in WARMUP_RUNS)
-    runs += ", EASY-SJBF on NAG E-loss predictions, list-scheduling trials, redirection"
+    runs += ", EASY-SJBF on NAG E-loss predictions, list-scheduling trials, redirection, "
+    runs += "memory classes"
     print(f"simulator kernel ready in {elapsed_ms:.0f} ms: {kernel_cache_note()}")
     print(f"runs: {runs}")
     return 0
