@@ -276,8 +276,17 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
     qtail = 0
     qlive = 0
     # queued jobs by node count, and a lower bound of the smallest (exact after a lazy scan up)
-    qhist = np.zeros(class_nodes.sum() + 1, dtype=np.int64)
-    qmin = qhist.shape[0]
+    # in bins: without estimation a job's allocation is its request, so it can only use the
+    # classes from ``cls[j]`` (the smallest that holds its request) up: bin ``cls[j]``; with an
+    # estimator the allocation can be anything: bin 0 (every class)
+    width = class_nodes.sum() + 1
+    qhist = np.zeros((k, width), dtype=np.int64)
+    qmin = np.full(k, width, dtype=np.int64)
+    cls = np.zeros(n, dtype=np.int64)
+    if estimator == EST_NONE:
+        for i in range(n):
+            while class_mem[cls[i]] < req[i]:
+                cls[i] += 1
 
     x = np.empty(nf)
     take = np.empty(k, dtype=np.int64)  # a backfill candidate's best fit
@@ -310,8 +319,8 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
                 queue[qtail] = j
                 qtail += 1
                 qlive += 1
-                qhist[procs[j]] += 1
-                qmin = min(qmin, procs[j])
+                qhist[cls[j], procs[j]] += 1
+                qmin[cls[j]] = min(qmin[cls[j]], procs[j])
             else:
                 successes += 1
                 if estimator == EST_HISTORY:
@@ -324,8 +333,8 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
             queue[qtail] = nxt
             qtail += 1
             qlive += 1
-            qhist[procs[nxt]] += 1
-            qmin = min(qmin, procs[nxt])
+            qhist[cls[nxt], procs[nxt]] += 1
+            qmin[cls[nxt]] = min(qmin[cls[nxt]], procs[nxt])
             nxt += 1
         # 3. one pass (at most ``qlive`` runs start: make room for them first)
         if runs + qlive > rf.shape[0]:
@@ -347,7 +356,7 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
                 break
             qhead += 1
             qlive -= 1
-            qhist[procs[j]] -= 1
+            qhist[cls[j], procs[j]] -= 1
             heap_size, n_running = _launch(
                 j, runs, now, alloc, estimate, z, forced, limit_alloc, procs, run, used, free,
                 class_mem, rng, failures, forced_runs, start, x, rf, ri, rx, run_end, heap,
@@ -356,18 +365,24 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
         if not easy or blocked < 0 or qlive < 2:
             continue
         # EASY. Nothing to backfill when every other waiting job needs more nodes than are free
-        # (the common case on a loaded machine: this check keeps a pass O(1) then, instead of a
-        # walk over a queue of thousands).
+        # (without estimation: more than are free in the classes that hold its request). On a
+        # loaded machine that is the common case, and this check keeps such a pass O(K) instead
+        # of a walk over a queue of thousands.
         nodes_free = 0
         for c in range(k):
             nodes_free += free[c]
         qh = procs[blocked]
-        qhist[qh] -= 1
-        while qmin < qhist.shape[0] and qhist[qmin] == 0:
-            qmin += 1
-        nothing = qmin > nodes_free
-        qhist[qh] += 1
-        qmin = min(qmin, qh)
+        qhist[cls[blocked], qh] -= 1
+        nothing = True
+        above = 0  # free nodes of the classes from c up
+        for c in range(k - 1, -1, -1):
+            above += free[c]
+            while qmin[c] < width and qhist[c, qmin[c]] == 0:
+                qmin[c] += 1
+            if qmin[c] <= above:
+                nothing = False
+        qhist[cls[blocked], qh] += 1
+        qmin[cls[blocked]] = min(qmin[cls[blocked]], qh)
         if nothing:
             continue
         # the head's reservation with its allocation, then backfilling in queue order
@@ -415,7 +430,7 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
                 extra -= eligible
             queue[pos - 1] = -1
             qlive -= 1
-            qhist[procs[j]] -= 1
+            qhist[cls[j], procs[j]] -= 1
             nodes_free -= procs[j]
             heap_size, n_running = _launch(
                 j, runs, now, alloc, estimate, z, forced, limit_alloc, procs, run, used, free,
