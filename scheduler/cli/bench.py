@@ -210,6 +210,42 @@ def _fresh_process_seconds(week: JobArrays, m: int) -> float:
         return time.perf_counter() - start
 
 
+def side_by_side(
+    calls: dict[str, Callable[[], object]], repeat: int, reference: str
+) -> tuple[dict[str, object], dict[str, dict[str, float]]]:
+    """Time ``calls`` side by side: one warm-up call of each (compilation or cache load; its
+    result is returned), then ``repeat`` rounds calling every one once in turn, so a busy
+    machine slows all of them alike; the ratio to ``reference`` is taken within each round.
+    Returns the warm-up outputs and, per label, the median, min and max wall time (s) and of the
+    ratio."""
+    outputs = {label: call() for label, call in calls.items()}
+    times = {label: np.empty(repeat) for label in calls}
+    for i in range(repeat):
+        for label, call in calls.items():
+            start = time.perf_counter()
+            call()
+            times[label][i] = time.perf_counter() - start
+    figures: dict[str, dict[str, float]] = {}
+    for label, seconds in times.items():
+        ratio = seconds / times[reference]
+        figures[label] = {
+            "median_s": float(np.median(seconds)), "min_s": float(seconds.min()),
+            "max_s": float(seconds.max()), "ratio_median": float(np.median(ratio)),
+            "ratio_min": float(ratio.min()), "ratio_max": float(ratio.max()),
+        }  # fmt: skip
+    return outputs, figures
+
+
+def timing_line(label: str, f: dict[str, Any], width: int, suffix: str = "") -> str:
+    """``label  median ms [min, max]  x ratio [min, max]`` of one :func:`side_by_side` entry."""
+    ms = 1e3
+    return (
+        f"{label:{width}s} {f['median_s'] * ms:7.1f} ms [{f['min_s'] * ms:.1f}, "
+        f"{f['max_s'] * ms:.1f}]  x{f['ratio_median']:.2f} [{f['ratio_min']:.2f}, "
+        f"{f['ratio_max']:.2f}]{suffix}"
+    )
+
+
 def prediction_figures(trace: Trace, repeat: int = 5) -> dict[str, object]:
     """Wall times of :data:`PREDICTION_RUNS` through :func:`scheduler.simulate` on ``trace``.
 
@@ -223,24 +259,8 @@ def prediction_figures(trace: Trace, repeat: int = 5) -> dict[str, object]:
         return lambda: simulate(trace, **options)
 
     calls = {label: caller(options or {}) for label, options in PREDICTION_RUNS.items()}
-    for call in calls.values():
-        call()
-    times = {label: np.empty(repeat) for label in calls}
-    for i in range(repeat):
-        for label, call in calls.items():
-            start = time.perf_counter()
-            call()
-            times[label][i] = time.perf_counter() - start
-    reference = times["plain EASY"]
-    out: dict[str, object] = {"jobs": trace.jobs.height, "repeat": repeat}
-    for label, seconds in times.items():
-        ratio = seconds / reference
-        out[label] = {
-            "median_s": float(np.median(seconds)), "min_s": float(seconds.min()),
-            "max_s": float(seconds.max()), "ratio_median": float(np.median(ratio)),
-            "ratio_min": float(ratio.min()), "ratio_max": float(ratio.max()),
-        }  # fmt: skip
-    return out
+    _, times = side_by_side(calls, repeat, "plain EASY")
+    return {"jobs": trace.jobs.height, "repeat": repeat, **times}
 
 
 def _kth_requested_seconds(trace: Trace, repeat: int) -> float:
@@ -397,13 +417,7 @@ def redirection_figures(
         "plain EASY": lambda: simulate(week),
         "redirection": lambda: simulate_redirect(week, alpha=alpha, theta=theta),
     }
-    outputs = {label: call() for label, call in calls.items()}
-    times = {label: np.empty(repeat) for label in calls}
-    for i in range(repeat):
-        for label, call in calls.items():
-            start = time.perf_counter()
-            call()
-            times[label][i] = time.perf_counter() - start
+    outputs, times = side_by_side(calls, repeat, "plain EASY")
     result: Any = outputs["redirection"]
     plain: Any = outputs["plain EASY"]
     out: dict[str, object] = {
@@ -417,21 +431,13 @@ def redirection_figures(
             plain.jobs.select("submit_s", "start_s", "run_s")
             .with_columns(job_metric_columns(result.config.tau_s))["bsld"].mean()
         ),
+        **times,
     }  # fmt: skip
-    reference = times["plain EASY"]
-    for label, seconds in times.items():
-        ratio = seconds / reference
-        out[label] = {
-            "median_s": float(np.median(seconds)), "min_s": float(seconds.min()),
-            "max_s": float(seconds.max()), "ratio_median": float(np.median(ratio)),
-            "ratio_min": float(ratio.min()), "ratio_max": float(ratio.max()),
-        }  # fmt: skip
     return out
 
 
 def format_redirection_figures(figures: dict[str, Any]) -> list[str]:
     """Lines of :func:`redirection_figures`: the week, then both runs side by side."""
-    ms = 1e3
     week = figures["week"]
     summary = figures["redirect_summary"]
     lines = [
@@ -450,11 +456,7 @@ def format_redirection_figures(figures: dict[str, Any]) -> list[str]:
     for label in ("plain EASY", "redirection"):
         f = figures[label]
         target = " (target <= 2x)" if label == "redirection" else ""
-        lines.append(
-            f"  {label:12s} {f['median_s'] * ms:7.1f} ms [{f['min_s'] * ms:.1f}, "
-            f"{f['max_s'] * ms:.1f}]  x{f['ratio_median']:.2f} [{f['ratio_min']:.2f}, "
-            f"{f['ratio_max']:.2f}]{target}"
-        )
+        lines.append("  " + timing_line(label, f, 12, target))
     return lines
 
 
@@ -563,31 +565,17 @@ def memory_figures(trace: Trace, repeat: int = 5) -> dict[str, object]:
         for label, scheduler, estimator, feedback in MEMORY_RUNS:
             config = MemoryConfig(scheduler=scheduler, estimator=estimator, feedback=feedback)
             calls[label] = lambda config=config, engine=engine: simulate_memory(engine, config)
-        outputs = {label: call() for label, call in calls.items()}
-        times = {label: np.empty(repeat) for label in calls}
-        for i in range(repeat):
-            for label, call in calls.items():
-                start = time.perf_counter()
-                call()
-                times[label][i] = time.perf_counter() - start
-        reference = times["plain EASY (base engine)"]
+        outputs, times = side_by_side(calls, repeat, "plain EASY (base engine)")
         part: dict[str, object] = {}
-        for label, seconds in times.items():
-            ratio = seconds / reference
+        for label, figures in times.items():
             result: Any = outputs[label]
-            part[label] = {
-                "median_s": float(np.median(seconds)), "min_s": float(seconds.min()),
-                "max_s": float(seconds.max()), "ratio_median": float(np.median(ratio)),
-                "ratio_min": float(ratio.min()), "ratio_max": float(ratio.max()),
-                "summary": result.summary.to_dict(),
-            }  # fmt: skip
+            part[label] = {**figures, "summary": result.summary.to_dict()}
         out["native" if load is None else f"load {load:g}"] = part
     return out
 
 
 def format_memory_figures(figures: dict[str, Any]) -> list[str]:
     """Lines of :func:`memory_figures`."""
-    ms = 1e3
     lines = [
         f"LANL-CM5 after the memory filter ({figures['jobs']} jobs; 512 x 32 MB + 512 x 24 MB), "
         f"{figures['repeat']} rounds: median [min, max], ratio to plain EASY of the base engine"
@@ -605,10 +593,7 @@ def format_memory_figures(figures: dict[str, Any]) -> list[str]:
                 else ""
             )
             target = " (target <= 1 s)" if "perceptron" in label else ""
-            lines.append(
-                f"    {label:27s} {f['median_s'] * ms:8.1f} ms [{f['min_s'] * ms:.1f}, "
-                f"{f['max_s'] * ms:.1f}]  x{f['ratio_median']:.2f}{target}{extra}"
-            )
+            lines.append("    " + timing_line(label, f, 27, target + extra))
     return lines
 
 
@@ -690,7 +675,6 @@ def _trials_lines(figures: dict[str, object]) -> list[str]:
 
 
 def _prediction_lines(figures: dict[str, Any]) -> list[str]:
-    ms = 1e3
     lines = [
         f"CEA-Curie, overrun clipped ({figures['jobs']} jobs), scheduler.simulate, "
         f"{figures['repeat']} rounds: median [min, max]"
@@ -698,11 +682,7 @@ def _prediction_lines(figures: dict[str, Any]) -> list[str]:
     for label in PREDICTION_RUNS:
         f = figures[label]
         target = " (target <= 2x)" if label.startswith("nag") else ""
-        lines.append(
-            f"  {label:27s} {f['median_s'] * ms:7.1f} ms [{f['min_s'] * ms:.1f}, "
-            f"{f['max_s'] * ms:.1f}]  x{f['ratio_median']:.2f} [{f['ratio_min']:.2f}, "
-            f"{f['ratio_max']:.2f}]{target}"
-        )
+        lines.append("  " + timing_line(label, f, 27, target))
     return lines
 
 

@@ -8,9 +8,12 @@ import numpy as np
 import pytest
 
 from scheduler.cli.bench import (
+    MEMORY_RUNS,
+    format_memory_figures,
     format_redirection_figures,
     format_trial_figures,
     main_bench,
+    memory_figures,
     most_loaded_week,
     redirection_figures,
     trial_figures,
@@ -116,3 +119,32 @@ def test_redirection_figures_on_a_tiny_log(tmp_path: Path) -> None:
     assert figures["redirection"]["ratio_min"] <= figures["redirection"]["ratio_median"]
     lines = format_redirection_figures(figures)
     assert "redirections" in lines[1] and len(lines) == 4
+
+
+def test_bench_only_memory_without_the_log_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert build_parser().parse_args(["bench", "--only", "memory"]).only == "memory"
+    assert main_bench(tmp_path, tmp_path / "none.swf", as_json=False, only="memory") == 0
+    assert "memory skipped: not found" in capsys.readouterr().out
+
+
+def test_memory_figures_on_the_tiny_lanl_slice() -> None:
+    """Every run of MEMORY_RUNS at both loads, timed beside plain EASY: its summary is the
+    memory engine's (effective utilisation, failed runs), the ratio's min <= median, and the
+    lines name each run with its figures."""
+    tiny = Path(__file__).resolve().parents[2] / "resources" / "LANL-CM5-tiny.swf.gz"
+    figures = memory_figures(read_swf(tiny), repeat=2)
+    assert figures["jobs"] == figures["filter"]["jobs_out"] > 0
+    for key in ("native", "load 1.2"):
+        part = figures[key]
+        assert set(part) == {"plain EASY (base engine)", *(run[0] for run in MEMORY_RUNS)}
+        for label, _, estimator, _ in MEMORY_RUNS:
+            summary = part[label]["summary"]
+            assert 0 < summary["effective_utilisation"] <= summary["total_utilisation"] <= 1
+            assert part[label]["ratio_min"] <= part[label]["ratio_median"]
+            if estimator == "none":
+                assert summary["failed_runs"] == 0
+    lines = format_memory_figures(figures)
+    assert len(lines) == 1 + 2 * (2 + len(MEMORY_RUNS))
+    assert any("perceptron explicit" in line and "failed runs" in line for line in lines)
