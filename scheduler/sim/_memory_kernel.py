@@ -270,8 +270,7 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
     where = np.empty(cap, dtype=np.int64)  # position of a run in ``running``
     n_running = 0
 
-    qcap = 2 * n + 16
-    queue = np.empty(qcap, dtype=np.int64)
+    queue = np.empty(2 * n + 16, dtype=np.int64)  # compacted when full: at most n are live
     qhead = 0
     qtail = 0
     qlive = 0
@@ -314,13 +313,8 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
                        rf[rr, RF_Z], w, rx[rr], eta, a, big, b, unit)  # fmt: skip
             finished_runs += 1
             if failed:
-                if qtail == qcap:
-                    qhead, qtail = _compact(queue, qhead, qtail)
-                queue[qtail] = j
-                qtail += 1
+                qhead, qtail = _enqueue(j, queue, qhead, qtail, qhist, qmin, cls, procs)
                 qlive += 1
-                qhist[cls[j], procs[j]] += 1
-                qmin[cls[j]] = min(qmin[cls[j]], procs[j])
             else:
                 successes += 1
                 if estimator == EST_HISTORY:
@@ -328,13 +322,8 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
             p = successes / finished_runs
         # 2. submissions now
         while nxt < n and submit[nxt] == now:
-            if qtail == qcap:
-                qhead, qtail = _compact(queue, qhead, qtail)
-            queue[qtail] = nxt
-            qtail += 1
+            qhead, qtail = _enqueue(nxt, queue, qhead, qtail, qhist, qmin, cls, procs)
             qlive += 1
-            qhist[cls[nxt], procs[nxt]] += 1
-            qmin[cls[nxt]] = min(qmin[cls[nxt]], procs[nxt])
             nxt += 1
         # 3. one pass (at most ``qlive`` runs start: make room for them first)
         if runs + qlive > rf.shape[0]:
@@ -438,6 +427,18 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
                 heap_size, running, n_running, where)  # fmt: skip
             runs += 1
     return start, failures, forced_runs, rf[:runs], ri[:runs], w, p
+
+
+@jit
+def _enqueue(j, queue, qhead, qtail, qhist, qmin, cls, procs):
+    """Append job ``j`` to the queue's tail (compacting a full buffer first) and count it in
+    its width bin; returns the new (head, tail)."""
+    if qtail == queue.shape[0]:
+        qhead, qtail = _compact(queue, qhead, qtail)
+    queue[qtail] = j
+    qhist[cls[j], procs[j]] += 1
+    qmin[cls[j]] = min(qmin[cls[j]], procs[j])
+    return qhead, qtail + 1
 
 
 @jit

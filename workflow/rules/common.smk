@@ -552,7 +552,7 @@ def memory_run_files(wildcards=None):
     sweep = [
         f"{MEMORY}/{trace}/sweep/{scheduler}/memory-{label}.parquet"
         for trace in MEMORY_PLAN.trace_names
-        for scheduler in MEMORY_PLAN.schedulers
+        for scheduler in MEMORY_PLAN.sweep_scheduler_names
         for label in MEMORY_PLAN.sweep_labels
     ]
     return loads + sweep

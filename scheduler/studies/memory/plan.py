@@ -116,6 +116,13 @@ class MemoryPlan:
     memory_limit: str = "node"
     max_failures: int = 50
     confidence: float = 0.95
+    #: schedulers of the sweep (a subset of ``schedulers``; empty: all of them)
+    sweep_schedulers: tuple[str, ...] = ()
+
+    @property
+    def sweep_scheduler_names(self) -> tuple[str, ...]:
+        """The schedulers the memory sweep runs under (``memory.memory_sweep.schedulers``)."""
+        return self.sweep_schedulers or self.schedulers
 
     @property
     def trace_names(self) -> tuple[str, ...]:
@@ -306,6 +313,8 @@ def memory_plan(config: Mapping[str, Any]) -> MemoryPlan:
         raise ConfigurationError(
             f"config memory.memory_sweep.load: {sweep_load_value!r} must be positive and finite"
         )
+    sweep_schedulers = _choices(sweep.get("schedulers") or list(schedulers),
+                                "memory.memory_sweep.schedulers", schedulers)  # fmt: skip
     under_request = str(section.get("under_request", "raise"))
     if under_request not in UNDER_REQUEST_MODES:
         raise ConfigurationError(f"config memory.under_request: {under_request!r} must be one of "
@@ -325,5 +334,5 @@ def memory_plan(config: Mapping[str, Any]) -> MemoryPlan:
         class_memory_mb=class_memory_mb, loads=tuple(loads), schedulers=schedulers,
         variants=variants, seeds=seeds, sweep_memory_mb=tuple(sizes), sweep_load=sweep_load,
         saturation_load=saturation_load, under_request=under_request, memory_limit=memory_limit,
-        max_failures=max_failures, confidence=confidence,
+        max_failures=max_failures, confidence=confidence, sweep_schedulers=sweep_schedulers,
     )  # fmt: skip

@@ -45,6 +45,9 @@ def test_default_tiny_and_full_configs() -> None:
     assert full.load_labels[0] == "0.3" and full.load_labels[-1] == "1.2"
     assert full.seeds == (0, 1, 2, 3, 4) and full.sweep_memory_mb[0] == 1.0
     assert full.sweep_memory_mb[-1] == 32.0 and full.sweep_load == 1.2
+    # the paper's sweep is FCFS; both schedulers run the load sweep
+    assert full.schedulers == ("fcfs", "easy") and full.sweep_scheduler_names == ("fcfs",)
+    assert memory_plan(_config("config.yaml")).sweep_scheduler_names == ("fcfs", "easy")
 
 
 def test_variants() -> None:
@@ -119,6 +122,10 @@ def test_labels_round_trip() -> None:
         ),
         ({"memory_sweep": {"sizes_mb": [0]}}, "memory.memory_sweep.sizes_mb"),
         ({"memory_sweep": {"sizes_mb": [8], "load": -1}}, "memory.memory_sweep.load"),
+        (
+            {"schedulers": ["fcfs"], "memory_sweep": {"sizes_mb": [8], "schedulers": ["easy"]}},
+            "memory.memory_sweep.schedulers: unknown value 'easy'",
+        ),
         ({"saturation_load": 0.9}, "memory.saturation_load"),
         ({"under_request": "clip"}, "memory.under_request"),
         ({"memory_limit": "cgroup"}, "memory.memory_limit"),
