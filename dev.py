@@ -53,7 +53,11 @@ def run(*extra: str) -> int:
     print("dev.py:", " ".join(command), flush=True)
     done = subprocess.run(command, cwd=ROOT)
     if done.returncode == 0 and not extra:
-        for table in ("tuning/tables/protocol.md", "prediction/tables/best_worst.md"):
+        for table in (
+            "tuning/tables/protocol.md",
+            "prediction/tables/best_worst.md",
+            "memory/tables/paper.md",
+        ):
             path = ROOT / "results" / table
             if path.is_file():
                 print(path.read_text(encoding="utf-8").split("<!--")[0], flush=True)
