@@ -16,6 +16,7 @@ from plotnine import (
     geom_point,
     ggplot,
     scale_colour_manual,
+    scale_x_continuous,
     scale_y_log10,
 )
 
@@ -93,6 +94,11 @@ def _curves(frame: pd.DataFrame, x: str, colour: str, *, facets: str) -> ggplot:
         plot += geom_errorbar(aes(ymin="low", ymax="high"), data=bars, width=0.02)
     if colour == "variant":
         plot += _variant_scale(frame["variant"])
+    if x == "load":
+        # ticks at the simulated loads: default breaks put labels on the panels' edges, where
+        # neighbouring panels' labels overlap ("1.25" over "0.25")
+        ticks = sorted(frame["load"].unique())
+        plot += scale_x_continuous(breaks=ticks[::2] if len(ticks) > 6 else ticks)
     return plot
 
 
