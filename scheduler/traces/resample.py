@@ -37,6 +37,8 @@ __all__ = [
     "RESAMPLING_METHODS",
     "SPLITS",
     "WEEK_COLUMNS",
+    "bootstrap_week_map",
+    "complete_weeks",
     "name_hash",
     "resample_weeks",
     "split_at_midpoint",
@@ -138,6 +140,27 @@ class _UserWeeks:
         return run_start + np.arange(total, dtype=np.int64)
 
 
+def complete_weeks(jobs: pl.DataFrame, *, name: str = "trace") -> int:
+    """K: the number of complete source weeks of a part (the weeks resampling draws from)."""
+    return _UserWeeks(jobs, name).weeks
+
+
+def bootstrap_week_map(
+    weeks: int, *, seed: int, trace: str, split: str, replicate: int
+) -> np.ndarray:
+    """Source weeks of bootstrap replicate ``replicate`` of a part with ``weeks`` complete weeks.
+
+    ``weeks`` source-week numbers drawn uniformly with replacement in ``0..weeks-1`` (a bootstrap
+    of the part's weeks, each week kept whole: every user's jobs of that week together), from
+    ``SeedSequence([seed, h(trace), h(split + "/bootstrap"), replicate])``. Pass it as
+    ``week_map`` to :func:`resample_weeks` to resample weeks of the bootstrap part.
+    """
+    if weeks < 1 or replicate < 0:
+        raise ConfigurationError(f"weeks must be >= 1 and replicate >= 0, got {weeks}, {replicate}")
+    rng = np.random.default_rng(week_seed(seed, trace, f"{split}/bootstrap", replicate))
+    return rng.integers(0, weeks, size=weeks)
+
+
 def _choose_weeks(
     source: _UserWeeks, method: str, seed: int, trace: str, split: str, index: int
 ) -> np.ndarray:
@@ -160,6 +183,7 @@ def resample_weeks(
     trace: str,
     split: str,
     method: ResamplingMethod = "uniform",
+    week_map: np.ndarray | None = None,
 ) -> pl.DataFrame:
     """Resampled weeks ``indices`` of one source part, stacked in one table.
 
@@ -176,6 +200,11 @@ def resample_weeks(
     method
         ``"uniform"`` (a source week drawn independently per user and week) or
         ``"permutation"`` (each user's weeks shuffled without replacement).
+    week_map
+        Optional: resample a bootstrap part whose week ``i`` is the source part's week
+        ``week_map[i]`` (:func:`bootstrap_week_map`; ``K`` entries in ``0..K-1`` for a part of
+        ``K`` complete weeks). A user's draw ``i`` then brings its jobs of source week
+        ``week_map[i]``; ``source_week`` holds that original week.
 
     Returns
     -------
@@ -185,8 +214,9 @@ def resample_weeks(
     Raises
     ------
     ConfigurationError
-        Unknown method, a part shorter than a week, or a resampled week with no jobs (every user
-        drew a week in which it submitted nothing).
+        Unknown method, a part shorter than a week, a ``week_map`` that is not ``K`` week
+        numbers in ``0..K-1``, or a resampled week with no jobs (every user drew a week in
+        which it submitted nothing).
     """
     if method not in RESAMPLING_METHODS:
         raise ConfigurationError(
@@ -194,6 +224,17 @@ def resample_weeks(
         )
     name = f"{trace} {split}"
     source = _UserWeeks(jobs, name)
+    if week_map is not None:
+        week_map = np.asarray(week_map)
+        if (
+            week_map.shape != (source.weeks,)
+            or not np.issubdtype(week_map.dtype, np.integer)
+            or (week_map < 0).any()
+            or (week_map >= source.weeks).any()
+        ):
+            raise ConfigurationError(
+                f"{name}: week_map must hold {source.weeks} week numbers in 0..{source.weeks - 1}"
+            )
     picked = source.table.select("run_s", "alloc_procs", "req_procs", "req_time_s", "user_id")
     ordered = sorted(int(i) for i in indices)
     if len(set(ordered)) != len(ordered):
@@ -201,6 +242,8 @@ def resample_weeks(
     weeks = []
     for index in ordered:
         chosen = _choose_weeks(source, method, seed, trace, split, int(index))
+        if week_map is not None:
+            chosen = week_map[chosen]
         positions = source.rows_for(chosen)
         if positions.size == 0:
             raise ConfigurationError(

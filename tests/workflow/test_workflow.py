@@ -206,7 +206,13 @@ def test_tables_have_expected_rows_and_baseline_is_one(study: Path) -> None:
     protocol = read_csv(study / "results/tuning/tables/protocol.csv")
     assert protocol.height == 2  # one learned pair per threshold
     assert set(protocol["threshold"].to_list()) == {"none", "20h"}
-    assert ((protocol["p_holm"] >= protocol["t_p_value"]) | protocol["p_holm"].is_nan()).all()
+    # intervals and tests from the source-week bootstrap (tiny.yaml: 4 replicates in 2 jobs)
+    assert (protocol["bootstrap_replicates"] == 4).all()
+    assert (protocol["p_holm"] >= protocol["p_value"]).all()
+    assert (protocol["test_difference_ci_low_s"] <= protocol["test_mean_difference_s"]).all()
+    assert (protocol["test_mean_difference_s"] <= protocol["test_difference_ci_high_s"]).all()
+    boot = pl.read_parquet(study / "results/tuning/KTH-slice/bootstrap/batch1.parquet")
+    assert boot["replicate"].unique().sort().to_list() == [2, 3]
     markdown = (study / "results/tuning/tables/protocol.md").read_text()
     assert markdown.count("\n| KTH-slice |") == 2 and "<!-- provenance:" in markdown
 

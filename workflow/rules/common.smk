@@ -163,6 +163,20 @@ def weekly_files(wildcards=None):
     return expand(f"{TUNING}/{{trace}}/weekly.parquet", trace=PLAN.trace_names)
 
 
+def bootstrap_replicates(wildcards):
+    batch = PLAN.bootstrap_batch(int(wildcards.batch))
+    return {"first_replicate": batch.first, "last_replicate": batch.last}
+
+
+def bootstrap_files(wildcards=None):
+    """Every source-week bootstrap batch of every trace (none when replicates is 0)."""
+    return [
+        f"{TUNING}/{trace}/bootstrap/batch{batch.index}.parquet"
+        for trace in PLAN.trace_names
+        for batch in PLAN.bootstrap_batches()
+    ]
+
+
 def summary_files(wildcards=None):
     return expand(f"{TUNING}/{{trace}}/summary.parquet", trace=PLAN.trace_names)
 

@@ -154,9 +154,49 @@ rule summarize_trace:
         )
 
 
+# Source-week bootstrap of the test half (scheduler.studies.tuning.bootstrap): one job = a batch
+# of replicates, each resampling weeks from the test half's source weeks drawn with replacement
+# and simulating the pairs learned on the training weeks and the baseline.
+rule tuning_bootstrap:
+    input:
+        weekly=f"{TUNING}/{{trace}}/weekly.parquet",
+        split="results/{trace}/split/test.parquet",
+    output:
+        f"{TUNING}/{{trace}}/bootstrap/batch{{batch}}.parquet",
+    log:
+        "logs/tuning/{trace}/bootstrap/batch{batch}.log",
+    benchmark:
+        "benchmarks/tuning/{trace}/bootstrap/batch{batch}.tsv"
+    group:
+        "simulate"
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        replicates=bootstrap_replicates,
+        weeks=PLAN.bootstrap_weeks,
+        seed=PLAN.seed,
+        method=PLAN.resampling,
+        baseline=baseline(),
+        code=step_hash(tuning_steps.bootstrap_batch),
+    run:
+        tuning_steps.bootstrap_batch(
+            input.weekly,
+            input.split,
+            output[0],
+            trace=wildcards.trace,
+            baseline=params.baseline,
+            weeks=params.weeks,
+            seed=params.seed,
+            method=params.method,
+            log_path=log[0],
+            **params.replicates,
+        )
+
+
 rule tuning_protocol:
     input:
-        weekly_files,
+        weekly=weekly_files,
+        bootstrap=bootstrap_files,
     output:
         parquet=f"{TUNING}/tables/protocol.parquet",
         csv=report(
@@ -180,12 +220,13 @@ rule tuning_protocol:
         code=step_hash(tuning_steps.tuning_protocol),
     run:
         tuning_steps.tuning_protocol(
-            input,
+            input.weekly,
             output.parquet,
             output.csv,
             output.markdown,
             baseline=params.baseline,
             confidence=params.confidence,
+            bootstrap_paths=input.bootstrap,
             log_path=log[0],
         )
 

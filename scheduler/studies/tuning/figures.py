@@ -128,12 +128,10 @@ _PROTOCOL_COLUMNS = (
     "trace",
     "threshold",
     "threshold_s",
-    "train_mean_relative_avg_wait",
-    "train_ci_low",
-    "train_ci_high",
-    "test_mean_relative_avg_wait",
-    "test_ci_low",
-    "test_ci_high",
+    "train_ratio_of_means",
+    "test_ratio_of_means",
+    "test_ratio_ci_low",
+    "test_ratio_ci_high",
     "train_relative_worst_max_wait",
     "test_relative_worst_max_wait",
 )
@@ -547,8 +545,9 @@ def protocol_threshold_plot(
     Returns
     -------
     ggplot
-        Facet rows = trace, facet columns = metric (``"AvgWait"``: mean weekly AvgWait relative
-        to EASY-FCFS-FCFS with its confidence interval; ``"worst MaxWait"``: worst weekly
+        Facet rows = trace, facet columns = metric (``"AvgWait"``: ratio of the mean AvgWaits
+        to EASY-FCFS-FCFS's, the selection statistic, with the test value's source-week
+        bootstrap interval; ``"worst MaxWait"``: worst weekly
         MaxWait relative to that of EASY-FCFS-FCFS); x = threshold (ordered by length,
         ``"none"`` last), colour = split; dashed line at 1; free y scales. Its data has one row
         per (trace, threshold, metric, split).
@@ -571,9 +570,12 @@ def protocol_threshold_plot(
                 "threshold",
                 pl.lit("AvgWait").alias("metric"),
                 pl.lit(split).alias("split"),
-                pl.col(f"{split}_mean_relative_avg_wait").cast(pl.Float64).alias("value"),
-                pl.col(f"{split}_ci_low").cast(pl.Float64).alias("low"),
-                pl.col(f"{split}_ci_high").cast(pl.Float64).alias("high"),
+                pl.col(f"{split}_ratio_of_means").cast(pl.Float64).alias("value"),
+                # test only: the training value is what the selection minimised
+                (pl.col("test_ratio_ci_low") if split == "test" else pl.lit(None))
+                .cast(pl.Float64).alias("low"),
+                (pl.col("test_ratio_ci_high") if split == "test" else pl.lit(None))
+                .cast(pl.Float64).alias("high"),
             )
         )
         long_parts.append(
@@ -611,8 +613,9 @@ def protocol_threshold_plot(
             y=f"value {_relative(baseline)}",
             title=f"Pair learned per threshold, training vs test: {', '.join(traces)}",
             subtitle=(
-                "AvgWait: mean of the weekly relative AvgWait, bars: confidence interval; "
-                "worst MaxWait: worst weekly MaxWait relative to the baseline's"
+                "AvgWait: ratio of mean AvgWaits (the selection statistic), bars: source-week "
+                "bootstrap interval (test); worst MaxWait: worst weekly MaxWait relative to the "
+                "baseline's"
             ),
         )
         + figure_theme()

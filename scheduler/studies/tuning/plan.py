@@ -64,6 +64,9 @@ class TuningPlan:
     thresholds: tuple[Threshold, ...]
     baseline: SimulationCase
     confidence: float
+    bootstrap_replicates: int
+    bootstrap_weeks: int
+    bootstrap_per_job: int
     figure_weeks: int
     weekly_backfill: str
     thresholded_backfill: str
@@ -89,6 +92,23 @@ class TuningPlan:
         batches = self.batches()
         if not 0 <= index < len(batches):
             raise ConfigurationError(f"no batch {index}: the study has {len(batches)} batches")
+        return batches[index]
+
+    def bootstrap_batches(self) -> tuple[Batch, ...]:
+        """Batches of source-week bootstrap replicates (``Batch.weeks`` = replicate numbers);
+        none when ``tuning.bootstrap.replicates`` is 0."""
+        size, total = self.bootstrap_per_job, self.bootstrap_replicates
+        return tuple(
+            Batch(b, b * size, min((b + 1) * size, total) - 1)
+            for b in range(math.ceil(total / size))
+        )
+
+    def bootstrap_batch(self, index: int) -> Batch:
+        batches = self.bootstrap_batches()
+        if not 0 <= index < len(batches):
+            raise ConfigurationError(
+                f"no bootstrap batch {index}: the study has {len(batches)} batches"
+            )
         return batches[index]
 
     def cases(self) -> tuple[SimulationCase, ...]:
@@ -193,6 +213,21 @@ def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
     seed = int(config.get("seed", 0))
     if seed < 0:
         raise ConfigurationError(f"config seed: must be >= 0, got {seed}")
+    boot = tuning.get("bootstrap") or {}
+    bootstrap_replicates = int(boot.get("replicates", 100))
+    bootstrap_weeks = int(boot.get("weeks") or weeks_per_split)
+    bootstrap_per_job = int(boot.get("replicates_per_job", 50))
+    for key, value, least in (("replicates", bootstrap_replicates, 0),
+                              ("weeks", bootstrap_weeks, 1),
+                              ("replicates_per_job", bootstrap_per_job, 1)):  # fmt: skip
+        if value < least:
+            raise ConfigurationError(f"config tuning.bootstrap.{key}: must be >= {least}, "
+                                     f"got {value}")  # fmt: skip
+    if bootstrap_replicates == 1:
+        raise ConfigurationError(
+            "config tuning.bootstrap.replicates: one replicate gives no standard error; use 0 "
+            "(no intervals or tests) or >= 2"
+        )
     return TuningPlan(
         seed=seed,
         traces=catalogue_entries(config, _study_traces(tuning)),
@@ -204,6 +239,9 @@ def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
         thresholds=thresholds,
         baseline=baseline,
         confidence=confidence_level(tuning.get("confidence", 0.95), "tuning.confidence"),
+        bootstrap_replicates=bootstrap_replicates,
+        bootstrap_weeks=bootstrap_weeks,
+        bootstrap_per_job=bootstrap_per_job,
         figure_weeks=figure_weeks,
         weekly_backfill=weekly_backfill,
         thresholded_backfill=thresholded_backfill,

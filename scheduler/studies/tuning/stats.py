@@ -13,8 +13,9 @@ both queues and no threshold) simulated on the *same* week:
 2. :func:`summarize_configs` aggregates the weeks of each configuration (means, deciles,
    worst cases);
 3. :func:`train_test_protocol` learns, per trace and threshold, the queue-policy pair with the
-   lowest mean training AvgWait and evaluates it on the test weeks against the baseline
-   (t confidence intervals, paired t-test, sign test, Holm adjustment);
+   lowest mean training AvgWait and evaluates it on the test weeks against the baseline (ratio
+   of means and differences; intervals and tests from the source-week bootstrap of
+   :mod:`scheduler.studies.tuning.bootstrap`, Holm adjustment);
 4. :func:`markdown_table` renders any of these tables as GitHub-flavoured Markdown.
 
 Zero baselines: a ratio ``0 / 0`` is 1.0 (a week where nobody waits under the baseline and
@@ -33,7 +34,7 @@ import polars as pl
 from statsmodels.stats.multitest import multipletests
 
 from scheduler.core.errors import ConfigurationError
-from scheduler.studies.common.statistics import paired_t_p_value, sign_p_value, t_interval
+from scheduler.studies.common.statistics import bootstrap_t_interval, bootstrap_t_p_value
 from scheduler.studies.tuning.schema import WEEKLY_COLUMNS, Baseline
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "Baseline",
     "add_relative_columns",
+    "learned_pairs",
     "summarize_configs",
     "train_test_protocol",
 ]
@@ -105,21 +107,29 @@ _PROTOCOL_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "backfill": pl.String,
     "train_weeks": pl.Int64,
     "test_weeks": pl.Int64,
+    "train_ratio_of_means": pl.Float64,
     "train_mean_relative_avg_wait": pl.Float64,
-    "train_ci_low": pl.Float64,
-    "train_ci_high": pl.Float64,
+    "test_ratio_of_means": pl.Float64,
+    "test_ratio_ci_low": pl.Float64,
+    "test_ratio_ci_high": pl.Float64,
     "test_mean_relative_avg_wait": pl.Float64,
-    "test_ci_low": pl.Float64,
-    "test_ci_high": pl.Float64,
+    "baseline_test_mean_avg_wait_s": pl.Float64,
+    "learned_test_mean_avg_wait_s": pl.Float64,
+    "test_mean_difference_s": pl.Float64,
+    "test_difference_ci_low_s": pl.Float64,
+    "test_difference_ci_high_s": pl.Float64,
+    "baseline_test_mean_max_wait_s": pl.Float64,
+    "learned_test_mean_max_wait_s": pl.Float64,
+    "test_max_wait_difference_s": pl.Float64,
+    "test_max_wait_difference_ci_low_s": pl.Float64,
+    "test_max_wait_difference_ci_high_s": pl.Float64,
     "train_relative_worst_max_wait": pl.Float64,
     "test_relative_worst_max_wait": pl.Float64,
     "train_mean_relative_max_wait": pl.Float64,
     "test_mean_relative_max_wait": pl.Float64,
-    "baseline_test_mean_avg_wait_s": pl.Float64,
-    "learned_test_mean_avg_wait_s": pl.Float64,
-    "test_mean_difference_s": pl.Float64,
-    "t_p_value": pl.Float64,
-    "sign_p_value": pl.Float64,
+    "source_weeks": pl.Int64,
+    "bootstrap_replicates": pl.Int64,
+    "p_value": pl.Float64,
     "p_holm": pl.Float64,
     "significant": pl.Boolean,
 }
@@ -295,16 +305,57 @@ def summarize_configs(relative: pl.DataFrame, baseline: Baseline) -> pl.DataFram
     )
 
 
+def learned_pairs(relative: pl.DataFrame) -> pl.DataFrame:
+    """The pair learned per ``(trace, threshold)`` on the ``"train"`` split.
+
+    The learned pair is the ``(primary, backfill)`` with the lowest mean training AvgWait
+    (``avg_wait_s``); ties go to the lexicographically smallest ``(primary, backfill)``. On a
+    trace every pair is simulated on the same training weeks, so this is also the pair with the
+    lowest *ratio of means* to the baseline, the statistic the protocol reports.
+
+    Returns columns ``trace, threshold, threshold_s, primary, backfill``, sorted by ``trace,
+    threshold_s`` (then ``threshold``).
+    """
+    require = [c for c in ("trace", "split", "threshold", "threshold_s", "primary", "backfill",
+                           "avg_wait_s") if c not in relative.columns]  # fmt: skip
+    if require:
+        raise ConfigurationError(f"table lacks columns: {', '.join(require)}")
+    return (
+        relative.filter(pl.col("split") == _TRAIN)
+        .group_by(["trace", "threshold", "threshold_s", "primary", "backfill"])
+        .agg(pl.col("avg_wait_s").mean().alias("__train_mean"))
+        .sort(["trace", "threshold", "__train_mean", "primary", "backfill"])
+        .unique(subset=["trace", "threshold"], keep="first", maintain_order=True)
+        .sort(["trace", "threshold_s", "threshold"])
+        .drop("__train_mean")
+    )
+
+
 def train_test_protocol(
-    relative: pl.DataFrame, baseline: Baseline, *, confidence: float = 0.95
+    relative: pl.DataFrame,
+    baseline: Baseline,
+    *,
+    confidence: float = 0.95,
+    bootstrap: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Learn the best queue-policy pair per trace and threshold on the training weeks and
     evaluate it on the test weeks against the baseline.
 
-    For each ``(trace, threshold)`` of the ``"train"`` split, the *learned* pair is the
-    ``(primary, backfill)`` with the lowest mean training ``avg_wait_s``; ties go to the
-    lexicographically smallest ``(primary, backfill)``. Rows of other splits than ``"train"``
-    and ``"test"`` are ignored, and so are test rows at thresholds absent from training.
+    The learned pair is :func:`learned_pairs`'s. Selection and report use one statistic, the
+    *ratio of means*: mean AvgWait of the pair over mean AvgWait of the baseline on the same
+    weeks (selecting on it is selecting on mean AvgWait). The mean of the weekly ratios is shown
+    beside it, without inference. Rows of other splits than ``"train"`` and ``"test"`` are
+    ignored, and so are test rows at thresholds absent from training.
+
+    Inference respects how the weeks are made (:mod:`scheduler.studies.tuning.bootstrap`): the
+    resampled test weeks share a few dozen source weeks, so they are not independent, and no
+    interval or test here treats them as such. With ``bootstrap`` (rows of
+    :func:`~scheduler.studies.tuning.bootstrap.bootstrap_replicates` for the learned pairs and the
+    baseline on the test split), each interval is ``estimate ± t(K − 1) · SE`` with SE the
+    standard deviation of the statistic over the source-week bootstrap replicates and K the
+    number of source weeks of the test split
+    (:func:`~scheduler.studies.common.statistics.bootstrap_t_interval`); the ratio's interval
+    is built on the log scale. Without it, the interval and p-value columns are NaN.
 
     Parameters
     ----------
@@ -313,8 +364,12 @@ def train_test_protocol(
     baseline
         The configuration used to build ``relative``, the reference of every comparison.
     confidence
-        Level of the confidence intervals, in (0, 1); ``1 - confidence`` is also the level of
-        the Holm-adjusted tests.
+        Level of the intervals, in (0, 1); ``1 - confidence`` is also the level of the
+        Holm-adjusted tests.
+    bootstrap
+        Optional source-week bootstrap replicates (see above). Replicates where the learned
+        pair or the baseline is missing are an error, as is a trace with replicates for some
+        of its learned pairs but not others.
 
     Returns
     -------
@@ -325,42 +380,47 @@ def train_test_protocol(
         ``trace``, ``threshold``, ``threshold_s``, ``primary``, ``backfill``
             The trace, the threshold (label and seconds) and the learned pair.
         ``train_weeks``, ``test_weeks``
-            Weeks of the learned pair in training, and test weeks where both the learned pair
-            and the baseline have a row (the *paired* test weeks); Int64.
+            Weeks of the learned pair shared with the baseline in training and in test (Int64).
+        ``train_ratio_of_means``, ``test_ratio_of_means``
+            Mean AvgWait of the learned pair over the baseline's on those weeks (dimensionless;
+            ``0 / 0`` is 1.0). The training value is what the selection minimised.
+        ``test_ratio_ci_low``, ``test_ratio_ci_high``
+            Its interval: ``exp(log r ± t(K − 1) · SE(log r*))``.
         ``train_mean_relative_avg_wait``, ``test_mean_relative_avg_wait``
-            Mean weekly ``relative_avg_wait`` of the learned pair (dimensionless).
-        ``train_ci_low``, ``train_ci_high``, ``test_ci_low``, ``test_ci_high``
-            t confidence interval of that mean
-            (``DescrStatsW.tconfint_mean(alpha=1 - confidence)``); NaN with a single week.
-        ``train_relative_worst_max_wait``, ``test_relative_worst_max_wait``
-            Largest weekly MaxWait of the learned pair over the baseline's largest on the same
-            weeks of the same split (``0 / 0`` is 1.0).
-        ``train_mean_relative_max_wait``, ``test_mean_relative_max_wait``
-            Mean weekly ``relative_max_wait`` of the learned pair.
+            Mean of the weekly ratios ``relative_avg_wait`` (another statistic, shown for
+            comparison; no inference).
         ``baseline_test_mean_avg_wait_s``, ``learned_test_mean_avg_wait_s``
             Mean AvgWait on the paired test weeks, seconds.
-        ``test_mean_difference_s``
-            Mean of ``learned − baseline`` weekly AvgWait on the paired test weeks, seconds
-            (negative: the learned pair waits less).
-        ``t_p_value``
-            Two-sided paired t-test of those differences against 0
-            (``DescrStatsW(diff).ttest_mean(0)``); 1.0 when every difference is exactly 0,
-            NaN with a single week and a non-zero difference.
-        ``sign_p_value``
-            Two-sided sign test of the differences (statsmodels ``sign_test``; zero
-            differences are discarded); 1.0 when every difference is exactly 0.
-        ``p_holm``
-            ``t_p_value`` adjusted by Holm's method over all rows of the table (all traces and
-            thresholds); rows with a NaN ``t_p_value`` stay NaN and do not count in the family.
-        ``significant``
-            ``p_holm < 1 - confidence`` (False for NaN).
+        ``test_mean_difference_s``, ``test_difference_ci_low_s``, ``test_difference_ci_high_s``
+            Learned − baseline mean AvgWait on the test weeks (s; negative: the learned pair
+            waits less) and its interval.
+        ``baseline_test_mean_max_wait_s``, ``learned_test_mean_max_wait_s``,
+        ``test_max_wait_difference_s`` and its ``_ci_low_s``/``_ci_high_s``
+            The same for the mean weekly MaxWait, seconds.
+        ``train_relative_worst_max_wait``, ``test_relative_worst_max_wait``
+            Largest weekly MaxWait of the learned pair over the baseline's largest on the same
+            weeks (``0 / 0`` is 1.0).
+        ``train_mean_relative_max_wait``, ``test_mean_relative_max_wait``
+            Mean weekly ``relative_max_wait`` of the learned pair.
+        ``source_weeks``
+            K, the source weeks of the test split the bootstrap resampled (null without).
+        ``bootstrap_replicates``
+            Replicates behind the intervals (0 without bootstrap).
+        ``p_value``
+            Two-sided test of a zero AvgWait difference, ``|d| / SE`` against t(K − 1)
+            (:func:`~scheduler.studies.common.statistics.bootstrap_t_p_value`); NaN without
+            bootstrap.
+        ``p_holm``, ``significant``
+            ``p_value`` adjusted by Holm's method over all rows with a p-value (valid under any
+            dependence between the rows, which share weeks); ``p_holm < 1 - confidence``.
 
     Raises
     ------
     ConfigurationError
         When ``confidence`` is not in (0, 1), ``relative`` breaks the invariants of
-        :func:`add_relative_columns`, a trace has no training or no test weeks, or the learned
-        pair has no test week shared with the baseline.
+        :func:`add_relative_columns`, a trace has no training or no test weeks, the learned
+        pair has no test week shared with the baseline, or the bootstrap lacks replicates of
+        a learned pair or of the baseline.
     """
     if not 0.0 < confidence < 1.0:
         raise ConfigurationError(f"confidence must be in (0, 1), got {confidence!r}")
@@ -376,19 +436,12 @@ def train_test_protocol(
 
     train = relative.filter(pl.col("split") == _TRAIN)
     test = relative.filter(pl.col("split") == _TEST)
-    learned = (
-        train.group_by(["trace", "threshold", "threshold_s", "primary", "backfill"])
-        .agg(pl.col("avg_wait_s").mean().alias("__train_mean"))
-        .sort(["trace", "threshold", "__train_mean", "primary", "backfill"])
-        .unique(subset=["trace", "threshold"], keep="first", maintain_order=True)
-        .sort(["trace", "threshold_s", "threshold"])
-    )
     rows = [
-        _protocol_row(train, test, baseline, choice, confidence)
-        for choice in learned.iter_rows(named=True)
+        _protocol_row(train, test, baseline, choice, confidence, bootstrap)
+        for choice in learned_pairs(relative).iter_rows(named=True)
     ]
     table = pl.DataFrame(rows, schema=_PROTOCOL_SCHEMA, orient="row")
-    p_values = table.get_column("t_p_value").to_numpy().astype(np.float64)
+    p_values = table.get_column("p_value").to_numpy().astype(np.float64)
     p_holm = np.full(p_values.shape, np.nan)
     tested = np.isfinite(p_values)
     if tested.any():
@@ -399,12 +452,55 @@ def train_test_protocol(
     )
 
 
+def _ratio_of_means(learned: np.ndarray, base: np.ndarray) -> float:
+    """mean(learned) / mean(base), 0 / 0 → 1.0 (x / 0 is excluded by the table's checks)."""
+    top, bottom = float(np.mean(learned)), float(np.mean(base))
+    return 1.0 if bottom == 0.0 and top == 0.0 else top / bottom
+
+
+def _bootstrap_pairs(
+    bootstrap: pl.DataFrame | None, baseline: Baseline, choice: dict[str, Any], where: str
+) -> tuple[pl.DataFrame | None, int]:
+    """The replicates of the learned pair joined with the baseline's (``base_*`` columns), and
+    the number of source weeks K; (None, 0) when the bootstrap has nothing for the trace."""
+    if bootstrap is None:
+        return None, 0
+    of_trace = bootstrap.filter(pl.col("trace") == choice["trace"])
+    if of_trace.height == 0:
+        return None, 0
+    learned_rows = of_trace.filter(
+        (pl.col("primary") == choice["primary"]) & (pl.col("backfill") == choice["backfill"])
+        & (pl.col("threshold") == choice["threshold"])
+    )  # fmt: skip
+    base_rows = of_trace.filter(baseline.expr())
+    replicates = of_trace.get_column("replicate").n_unique()
+    checks = (
+        (learned_rows, f"the learned pair {choice['primary']}/{choice['backfill']}"),
+        (base_rows, f"the baseline {baseline.label}"),
+    )
+    for rows, what in checks:
+        if rows.get_column("replicate").n_unique() != replicates or rows.height != replicates:
+            raise ConfigurationError(
+                f"{where}: the bootstrap replicates do not all hold {what} once (was the "
+                "bootstrap run with another selection or baseline?)"
+            )
+    paired = learned_rows.join(
+        base_rows.select(
+            "replicate",
+            *(pl.col(c).alias(f"base_{c}") for c in ("mean_avg_wait_s", "mean_max_wait_s")),
+        ),
+        on="replicate",
+    ).sort("replicate")
+    return paired, int(of_trace.get_column("source_weeks").max())  # type: ignore[arg-type]
+
+
 def _protocol_row(
     train: pl.DataFrame,
     test: pl.DataFrame,
     baseline: Baseline,
     choice: dict[str, Any],
     confidence: float,
+    bootstrap: pl.DataFrame | None,
 ) -> list[Any]:
     """One row of :func:`train_test_protocol` (p_holm and significant left unset)."""
     trace, primary, backfill = choice["trace"], choice["primary"], choice["backfill"]
@@ -425,11 +521,33 @@ def _protocol_row(
             f"baseline {baseline.label}"
         )
 
-    train_rel = paired_train.get_column("relative_avg_wait").to_numpy()
-    test_rel = paired_test.get_column("relative_avg_wait").to_numpy()
-    learned_wait = paired_test.get_column("avg_wait_s").to_numpy().astype(np.float64)
-    baseline_wait = paired_test.get_column("base_avg_wait_s").to_numpy().astype(np.float64)
-    diff = learned_wait - baseline_wait
+    def values(frame: pl.DataFrame, column: str) -> np.ndarray:
+        return frame.get_column(column).to_numpy().astype(np.float64)
+
+    test_wait, base_wait = values(paired_test, "avg_wait_s"), values(paired_test, "base_avg_wait_s")
+    test_max, base_max = values(paired_test, "max_wait_s"), values(paired_test, "base_max_wait_s")
+    ratio = _ratio_of_means(test_wait, base_wait)
+    difference = float(np.mean(test_wait) - np.mean(base_wait))
+    max_difference = float(np.mean(test_max) - np.mean(base_max))
+    nan2 = (math.nan, math.nan)
+    ratio_ci, difference_ci, max_ci, p_value = nan2, nan2, nan2, math.nan
+    replicas, units = _bootstrap_pairs(bootstrap, baseline, choice, where)
+    if replicas is not None:
+        star_wait = values(replicas, "mean_avg_wait_s")
+        star_base = values(replicas, "base_mean_avg_wait_s")
+        star_diff = star_wait - star_base
+        star_max = values(replicas, "mean_max_wait_s") - values(replicas, "base_mean_max_wait_s")
+        difference_ci = bootstrap_t_interval(difference, star_diff, units=units,
+                                             confidence=confidence)  # fmt: skip
+        max_ci = bootstrap_t_interval(max_difference, star_max, units=units, confidence=confidence)
+        p_value = bootstrap_t_p_value(difference, star_diff, units=units)
+        if ratio > 0 and (star_wait > 0).all() and (star_base > 0).all():
+            with np.errstate(divide="ignore"):
+                log_low, log_high = bootstrap_t_interval(
+                    math.log(ratio), np.log(star_wait / star_base), units=units,
+                    confidence=confidence,
+                )  # fmt: skip
+            ratio_ci = (math.exp(log_low), math.exp(log_high))
     return [
         trace,
         choice["threshold"],
@@ -438,19 +556,29 @@ def _protocol_row(
         backfill,
         paired_train.height,
         paired_test.height,
-        float(np.mean(train_rel)),
-        *t_interval(train_rel, confidence),
-        float(np.mean(test_rel)),
-        *t_interval(test_rel, confidence),
+        _ratio_of_means(values(paired_train, "avg_wait_s"), values(paired_train, "base_avg_wait_s"))
+        if paired_train.height else math.nan,
+        float(paired_train.get_column("relative_avg_wait").mean() or math.nan)
+        if paired_train.height else math.nan,
+        ratio,
+        *ratio_ci,
+        float(np.mean(values(paired_test, "relative_avg_wait"))),
+        float(np.mean(base_wait)),
+        float(np.mean(test_wait)),
+        difference,
+        *difference_ci,
+        float(np.mean(base_max)),
+        float(np.mean(test_max)),
+        max_difference,
+        *max_ci,
         _worst_ratio(paired_train, f"{where}, split {_TRAIN!r}"),
         _worst_ratio(paired_test, f"{where}, split {_TEST!r}"),
-        float(paired_train.get_column("relative_max_wait").mean()),  # type: ignore[arg-type]
-        float(paired_test.get_column("relative_max_wait").mean()),  # type: ignore[arg-type]
-        float(np.mean(baseline_wait)),
-        float(np.mean(learned_wait)),
-        float(np.mean(diff)),
-        paired_t_p_value(diff),
-        sign_p_value(diff),
+        float(paired_train.get_column("relative_max_wait").mean() or math.nan)
+        if paired_train.height else math.nan,
+        float(np.mean(values(paired_test, "relative_max_wait"))),
+        units if replicas is not None else None,
+        0 if replicas is None else replicas.height,
+        p_value,
         math.nan,
         False,
     ]

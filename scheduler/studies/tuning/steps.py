@@ -29,6 +29,7 @@ from scheduler.studies.tuning.weeks import (
 __all__ = [
     "STUDY_FIGURES",
     "TRACE_FIGURES",
+    "bootstrap_batch",
     "collect_weekly",
     "simulate_batch",
     "study_figure",
@@ -136,6 +137,53 @@ def summarize_trace(
         log(f"{trace}: {summary.height} configurations summarised")
 
 
+def bootstrap_batch(
+    weekly_path: str,
+    split_path: str,
+    out_path: str,
+    *,
+    trace: str,
+    baseline: Mapping[str, str],
+    first_replicate: int,
+    last_replicate: int,
+    weeks: int,
+    seed: int,
+    method: str = "uniform",
+    log_path: str | None = None,
+) -> None:
+    """Source-week bootstrap replicates ``first..last`` of the test split for the pairs learned
+    on the training weeks and the baseline (:mod:`scheduler.studies.tuning.bootstrap`)."""
+    from scheduler.core.steps import table_machine_procs
+    from scheduler.studies.tuning.bootstrap import Configuration, bootstrap_replicates
+    from scheduler.studies.tuning.stats import learned_pairs
+
+    with rule_log(log_path) as log:
+        started = time.perf_counter()
+        weekly = read_table(weekly_path).filter(pl.col("trace") == trace)
+        base = Baseline(**baseline)
+        base_rows = weekly.filter(base.expr())
+        if base_rows.height == 0:
+            raise ConfigurationError(f"{weekly_path}: no week of the baseline {base.label}")
+        configurations = [
+            Configuration(row["primary"], row["backfill"], row["threshold"], row["threshold_s"])
+            for row in learned_pairs(weekly).iter_rows(named=True)
+        ]
+        configurations.append(Configuration(base.primary, base.backfill, base.threshold,
+                                            float(base_rows["threshold_s"][0])))  # fmt: skip
+        table = bootstrap_replicates(
+            read_table(split_path), table_machine_procs(split_path), configurations,
+            replicates=range(first_replicate, last_replicate + 1), weeks=weeks, seed=seed,
+            trace=trace, split="test", method=method,
+        )  # fmt: skip
+        config = {"trace": trace, "baseline": dict(baseline), "first_replicate": first_replicate,
+                  "last_replicate": last_replicate, "weeks": weeks, "seed": seed,
+                  "method": method}  # fmt: skip
+        write_parquet(table, out_path, provenance(config, step="bootstrap"))
+        log(f"{trace}: bootstrap replicates {first_replicate}..{last_replicate}, "
+            f"{len(set(configurations))} configurations x {weeks} weeks, "
+            f"{time.perf_counter() - started:.1f} s")  # fmt: skip
+
+
 def tuning_protocol(
     weekly_paths: Sequence[str],
     parquet_path: str,
@@ -144,15 +192,24 @@ def tuning_protocol(
     *,
     baseline: Mapping[str, str],
     confidence: float,
+    bootstrap_paths: Sequence[str] = (),
     log_path: str | None = None,
 ) -> None:
-    """The train/test protocol over every trace: learned pair per threshold, CIs, tests."""
+    """The train/test protocol over every trace: learned pair per threshold, ratio of means,
+    differences, intervals and tests from the source-week bootstrap (when ``bootstrap_paths``)."""
     from scheduler.studies.common.tables import markdown_table
+    from scheduler.studies.tuning.bootstrap import BOOTSTRAP_COLUMNS
     from scheduler.studies.tuning.stats import train_test_protocol
 
     with rule_log(log_path) as log:
-        weekly = pl.concat([read_table(path) for path in weekly_paths])
-        protocol = train_test_protocol(weekly, Baseline(**baseline), confidence=confidence)
+        weekly = pl.concat([read_table(path) for path in weekly_paths], how="diagonal_relaxed")
+        bootstrap = None
+        if bootstrap_paths:
+            bootstrap = pl.concat([read_table(path).select(list(BOOTSTRAP_COLUMNS))
+                                   for path in bootstrap_paths])  # fmt: skip
+        protocol = train_test_protocol(
+            weekly, Baseline(**baseline), confidence=confidence, bootstrap=bootstrap
+        )
         record = provenance({"baseline": dict(baseline), "confidence": confidence},
                             step="protocol")  # fmt: skip
         write_parquet(protocol, parquet_path, record)
@@ -160,12 +217,24 @@ def tuning_protocol(
         title = (
             "# Learned policy pair per trace and threshold (train → test), relative to "
             f"{Baseline(**baseline).name}\n\n"
+            "Ratio of means: mean AvgWait of the pair / mean AvgWait of the baseline on the same "
+            "weeks (the statistic the selection minimises on the training weeks). Intervals "
+            f"({confidence:.0%}) and p-values: source-week bootstrap (estimate ± t(K − 1)·SE, K "
+            "source weeks of the test half; the resampled weeks are not independent); p_holm: "
+            "Holm over all rows. Times in hours.\n\n"
         )
-        p_values = [name for name in ("t_p_value", "sign_p_value", "p_holm") if name in protocol]
-        shown = protocol.with_columns(
-            pl.col(name).map_elements(lambda p: f"{p:.1e}", return_dtype=pl.String)
-            for name in p_values
-        )  # p-values in scientific notation: 0.000 would hide their size
+        hours = [name for name in protocol.columns if name.endswith("_s") and name != "threshold_s"]
+        shown = protocol.select(
+            "trace", "threshold", "primary", "backfill", "train_weeks", "test_weeks",
+            "train_ratio_of_means", "test_ratio_of_means", "test_ratio_ci_low",
+            "test_ratio_ci_high", "test_mean_relative_avg_wait", *hours,
+            "test_relative_worst_max_wait", "source_weeks", "bootstrap_replicates", "p_value",
+            "p_holm", "significant",
+        ).with_columns(
+            *(pl.col(name) / 3600.0 for name in hours),
+            *(pl.col(name).map_elements(lambda p: f"{p:.1e}", return_dtype=pl.String)
+              for name in ("p_value", "p_holm")),
+        ).rename({name: name.removesuffix("_s") + "_h" for name in hours})  # fmt: skip
         write_markdown(title + markdown_table(shown), markdown_path, record)
         log(f"{protocol.height} (trace, threshold) rows")
 

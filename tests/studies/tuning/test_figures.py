@@ -167,19 +167,18 @@ def protocol(summary: pl.DataFrame) -> pl.DataFrame:
             }
             for split, source in (("train", best), ("test", test)):
                 mean = source["mean_relative_avg_wait"]
-                row[f"{split}_mean_relative_avg_wait"] = mean
-                row[f"{split}_ci_low"] = mean * 0.9
-                row[f"{split}_ci_high"] = mean * 1.1
+                row[f"{split}_ratio_of_means"] = mean
                 row[f"{split}_relative_worst_max_wait"] = source["relative_worst_max_wait"]
                 row[f"{split}_mean_relative_max_wait"] = source["mean_relative_max_wait"]
+            row["test_ratio_ci_low"] = row["test_ratio_of_means"] * 0.9
+            row["test_ratio_ci_high"] = row["test_ratio_of_means"] * 1.1
             row["p_holm"] = 0.01
             row["significant"] = True
             rows.append(row)
     columns = [
         "trace", "threshold", "threshold_s", "primary", "backfill",
-        "train_mean_relative_avg_wait", "train_ci_low", "train_ci_high",
-        "test_mean_relative_avg_wait", "test_ci_low", "test_ci_high",
-        "train_relative_worst_max_wait", "test_relative_worst_max_wait",
+        "train_ratio_of_means", "test_ratio_of_means", "test_ratio_ci_low",
+        "test_ratio_ci_high", "train_relative_worst_max_wait", "test_relative_worst_max_wait",
         "train_mean_relative_max_wait", "test_mean_relative_max_wait", "p_holm", "significant",
     ]  # fmt: skip
     return pl.DataFrame(rows).select(columns)
@@ -360,8 +359,11 @@ def test_protocol_threshold_plot(protocol: pl.DataFrame) -> None:
         & (data["metric"] == "AvgWait")
         & (data["split"] == "test")
     ]
-    assert math.isclose(got["value"].iloc[0], row["test_mean_relative_avg_wait"][0])
-    assert math.isclose(got["high"].iloc[0], row["test_ci_high"][0])
+    assert math.isclose(got["value"].iloc[0], row["test_ratio_of_means"][0])
+    assert math.isclose(got["high"].iloc[0], row["test_ratio_ci_high"][0])
+    # the training value is the selection statistic: drawn without an interval
+    train = data[(data["metric"] == "AvgWait") & (data["split"] == "train")]
+    assert train["low"].isna().all() and train["high"].isna().all()
     assert all(name in _flat(plot.labels.title) for name in TRACES)
     assert "relative to EASY-FCFS-FCFS" in _flat(plot.labels.y)
     with pytest.raises(ConfigurationError, match="no rows"):

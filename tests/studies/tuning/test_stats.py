@@ -106,12 +106,6 @@ def hand_holm(p: np.ndarray) -> np.ndarray:
     return adjusted
 
 
-def hand_t_interval(x: np.ndarray, confidence: float) -> tuple[float, float]:
-    n = len(x)
-    half = sps.t.ppf(1 - (1 - confidence) / 2, n - 1) * np.std(x, ddof=1) / math.sqrt(n)
-    return float(np.mean(x) - half), float(np.mean(x) + half)
-
-
 # --------------------------------------------------------------------------------------------
 # add_relative_columns
 # --------------------------------------------------------------------------------------------
@@ -350,6 +344,7 @@ def test_learned_pair_is_the_training_minimum_with_lexicographic_tie_break() -> 
     assert none["test_weeks"] == 2
     assert none["train_mean_relative_avg_wait"] == pytest.approx(0.5)
     assert none["test_mean_relative_avg_wait"] == 2.0
+    assert none["test_ratio_of_means"] == 2.0
     assert none["test_mean_difference_s"] == 10.0
     assert none["baseline_test_mean_avg_wait_s"] == 10.0
     assert none["learned_test_mean_avg_wait_s"] == 20.0
@@ -370,31 +365,92 @@ def test_learned_pair_tie_break_does_not_depend_on_row_order() -> None:
         assert train_test_protocol(shuffled, BASE).equals(expected, null_equal=True)
 
 
-def test_confidence_intervals_match_the_t_interval() -> None:
-    base_train = np.array([100.0, 120.0, 80.0, 90.0, 110.0])
-    spf_train = np.array([50.0, 90.0, 70.0, 30.0, 100.0])
-    base_test = np.array([100.0, 200.0, 150.0, 120.0])
-    spf_test = np.array([60.0, 210.0, 90.0, 100.0])
+def boot(
+    trace: str,
+    configs: dict[tuple[str, str, str], Sequence[float]],
+    *,
+    source_weeks: int = 20,
+    max_wait: dict[tuple[str, str, str], Sequence[float]] | None = None,
+) -> pl.DataFrame:
+    """A bootstrap table: per configuration, the mean AvgWait of each replicate (MaxWait = 3·)."""
+    from scheduler.studies.tuning.bootstrap import BOOTSTRAP_COLUMNS
+
+    out = []
+    for (primary, backfill, threshold), means in configs.items():
+        maxes = (max_wait or {}).get((primary, backfill, threshold), [3.0 * m for m in means])
+        out += [
+            {"trace": trace, "split": "test", "replicate": b, "primary": primary,
+             "backfill": backfill, "threshold": threshold, "threshold_s": THRESHOLD_S[threshold],
+             "source_weeks": source_weeks, "weeks": 50, "mean_avg_wait_s": float(m),
+             "mean_max_wait_s": float(x), "worst_max_wait_s": 2.0 * float(x)}
+            for b, (m, x) in enumerate(zip(means, maxes, strict=True))
+        ]  # fmt: skip
+    return pl.DataFrame(out, schema=BOOTSTRAP_COLUMNS)
+
+
+def two_pairs(base_test: Sequence[float], spf_test: Sequence[float], trace: str = "T") -> list:
+    return [
+        *rows("FCFS", "FCFS", "none", [10.0, 10.0], trace=trace),
+        *rows("SPF", "FCFS", "none", [1.0, 1.0], trace=trace),
+        *rows("FCFS", "FCFS", "none", base_test, trace=trace, split="test"),
+        *rows("SPF", "FCFS", "none", spf_test, trace=trace, split="test"),
+    ]
+
+
+def test_selection_and_report_use_the_ratio_of_means() -> None:
+    base_train = np.array([100.0, 120.0, 80.0])
+    spf_train = np.array([60.0, 12.0, 160.0])  # ratio of means 0.773, mean of ratios 0.9
+    lpf_train = np.array([80.0, 100.0, 70.0])  # ratio of means 0.833, mean of ratios 0.836
     weekly = frame(
         rows("FCFS", "FCFS", "none", base_train),
         rows("SPF", "FCFS", "none", spf_train),
-        rows("FCFS", "FCFS", "none", base_test, split="test"),
-        rows("SPF", "FCFS", "none", spf_test, split="test"),
+        rows("LPF", "FCFS", "none", lpf_train),
+        rows("FCFS", "FCFS", "none", [100.0, 200.0], split="test"),
+        rows("SPF", "FCFS", "none", [60.0, 220.0], split="test"),
+        rows("LPF", "FCFS", "none", [1.0, 1.0], split="test"),
     )
-    relative = add_relative_columns(weekly, BASE)
+    assert np.mean(lpf_train / base_train) < np.mean(spf_train / base_train)
+    row = train_test_protocol(add_relative_columns(weekly, BASE), BASE).row(0, named=True)
+    # the ratio of means orders the pairs as the mean AvgWait does: SPF, not LPF
+    assert (row["primary"], row["backfill"]) == ("SPF", "FCFS")
+    assert row["train_ratio_of_means"] == pytest.approx(spf_train.mean() / base_train.mean())
+    assert row["train_mean_relative_avg_wait"] == pytest.approx(np.mean(spf_train / base_train))
+    assert row["test_ratio_of_means"] == pytest.approx(280.0 / 300.0)
+    assert row["test_mean_relative_avg_wait"] == pytest.approx((0.6 + 1.1) / 2)
+
+
+def test_bootstrap_intervals_follow_the_t_formula_on_the_bootstrap_se() -> None:
+    base_test, spf_test = [100.0, 200.0, 150.0, 120.0], [60.0, 210.0, 90.0, 100.0]
+    base_star = np.array([140.0, 150.0, 130.0, 160.0, 145.0, 135.0])
+    spf_star = np.array([110.0, 118.0, 95.0, 125.0, 100.0, 104.0])
+    spf_max = 2.5 * spf_star + np.array([1.0, -3.0, 2.0, 0.0, 5.0, -1.0])
+    bootstrap = boot("T", {("FCFS", "FCFS", "none"): base_star,
+                           ("SPF", "FCFS", "none"): spf_star},
+                     source_weeks=12, max_wait={("SPF", "FCFS", "none"): spf_max})  # fmt: skip
+    relative = add_relative_columns(frame(two_pairs(base_test, spf_test)), BASE)
     for confidence in (0.95, 0.8):
-        row = train_test_protocol(relative, BASE, confidence=confidence).row(0, named=True)
-        assert (row["primary"], row["backfill"]) == ("SPF", "FCFS")
-        train_low, train_high = hand_t_interval(spf_train / base_train, confidence)
-        test_low, test_high = hand_t_interval(spf_test / base_test, confidence)
-        assert row["train_ci_low"] == pytest.approx(train_low, rel=1e-12)
-        assert row["train_ci_high"] == pytest.approx(train_high, rel=1e-12)
-        assert row["test_ci_low"] == pytest.approx(test_low, rel=1e-12)
-        assert row["test_ci_high"] == pytest.approx(test_high, rel=1e-12)
-        assert row["test_mean_relative_avg_wait"] == pytest.approx(np.mean(spf_test / base_test))
+        row = train_test_protocol(
+            relative, BASE, confidence=confidence, bootstrap=bootstrap
+        ).row(0, named=True)
+        q = sps.t.ppf(0.5 + confidence / 2, 11)
+        d = np.mean(spf_test) - np.mean(base_test)
+        se = np.std(spf_star - base_star, ddof=1)
+        assert row["test_mean_difference_s"] == pytest.approx(d)
+        assert row["test_difference_ci_low_s"] == pytest.approx(d - q * se, rel=1e-12)
+        assert row["test_difference_ci_high_s"] == pytest.approx(d + q * se, rel=1e-12)
+        r = np.mean(spf_test) / np.mean(base_test)
+        log_se = np.std(np.log(spf_star / base_star), ddof=1)
+        assert row["test_ratio_ci_low"] == pytest.approx(r * np.exp(-q * log_se), rel=1e-12)
+        assert row["test_ratio_ci_high"] == pytest.approx(r * np.exp(q * log_se), rel=1e-12)
+        dmax = np.mean(3 * np.array(spf_test)) - np.mean(3 * np.array(base_test))
+        se_max = np.std(spf_max - 3 * base_star, ddof=1)
+        assert row["test_max_wait_difference_s"] == pytest.approx(dmax)
+        assert row["test_max_wait_difference_ci_high_s"] == pytest.approx(dmax + q * se_max)
+        assert row["p_value"] == pytest.approx(2 * sps.t.sf(abs(d) / se, 11), rel=1e-12)
+        assert (row["source_weeks"], row["bootstrap_replicates"]) == (12, 6)
 
 
-def test_paired_tests_match_scipy_and_pair_by_week() -> None:
+def test_weeks_are_paired_and_no_bootstrap_means_no_inference() -> None:
     learned = np.array([5.0, 7.0, 3.0, 9.0, 11.0])
     base = np.array([10.0, 8.0, 9.0, 12.0, 10.0])
     weekly = frame(
@@ -405,73 +461,61 @@ def test_paired_tests_match_scipy_and_pair_by_week() -> None:
         rows("SPF", "FCFS", "none", learned[::-1], split="test", weeks=[4, 3, 2, 1, 0]),
     )
     row = train_test_protocol(add_relative_columns(weekly, BASE), BASE).row(0, named=True)
-    diff = learned - base
     assert row["test_weeks"] == 5
     assert row["baseline_test_mean_avg_wait_s"] == pytest.approx(np.mean(base))
     assert row["learned_test_mean_avg_wait_s"] == pytest.approx(np.mean(learned))
-    assert row["test_mean_difference_s"] == pytest.approx(np.mean(diff))
-    assert row["t_p_value"] == pytest.approx(sps.ttest_rel(learned, base).pvalue, rel=1e-10)
-    negative, positive = int(np.sum(diff < 0)), int(np.sum(diff > 0))
-    sign_p = sps.binomtest(min(negative, positive), negative + positive, 0.5).pvalue
-    assert row["sign_p_value"] == pytest.approx(sign_p, rel=1e-12)
-    assert row["p_holm"] == pytest.approx(row["t_p_value"])  # a family of one
+    assert row["test_mean_difference_s"] == pytest.approx(np.mean(learned - base))
     assert row["test_relative_worst_max_wait"] == pytest.approx(np.max(learned) / np.max(base))
+    # t-tests over resampled weeks would treat dependent weeks as independent: none are made
+    for name in ("test_ratio_ci_low", "test_difference_ci_high_s", "p_value", "p_holm"):
+        assert math.isnan(row[name]), name
+    assert row["bootstrap_replicates"] == 0 and row["source_weeks"] is None
+    assert row["significant"] is False
 
 
-def test_all_zero_differences_give_p_one() -> None:
+def test_no_difference_gives_p_one_and_point_intervals() -> None:
     # Only the baseline pair exists: it is learned and compared with itself.
     weekly = frame(
         rows("FCFS", "FCFS", "none", [3.0, 4.0, 5.0]),
         rows("FCFS", "FCFS", "none", [6.0, 7.0], split="test"),
     )
-    row = train_test_protocol(add_relative_columns(weekly, BASE), BASE).row(0, named=True)
+    bootstrap = boot("T", {("FCFS", "FCFS", "none"): [6.0, 7.5, 5.0]})
+    row = train_test_protocol(
+        add_relative_columns(weekly, BASE), BASE, bootstrap=bootstrap
+    ).row(0, named=True)
     assert (row["primary"], row["backfill"]) == ("FCFS", "FCFS")
     assert row["test_mean_difference_s"] == 0.0
-    assert row["t_p_value"] == 1.0
-    assert row["sign_p_value"] == 1.0
-    assert row["p_holm"] == 1.0
-    assert row["significant"] is False
-    assert (row["test_ci_low"], row["test_ci_high"]) == (1.0, 1.0)
+    assert (row["p_value"], row["p_holm"], row["significant"]) == (1.0, 1.0, False)
+    assert (row["test_ratio_ci_low"], row["test_ratio_ci_high"]) == (1.0, 1.0)
+    assert (row["test_difference_ci_low_s"], row["test_difference_ci_high_s"]) == (0.0, 0.0)
     assert row["test_relative_worst_max_wait"] == 1.0
 
 
-def test_single_week_gives_nan_intervals() -> None:
-    weekly = frame(
-        rows("FCFS", "FCFS", "none", [10.0]),
-        rows("SPF", "FCFS", "none", [5.0]),
-        rows("FCFS", "FCFS", "none", [10.0], split="test"),
-        rows("SPF", "FCFS", "none", [4.0], split="test"),
-    )
-    row = train_test_protocol(add_relative_columns(weekly, BASE), BASE).row(0, named=True)
-    assert (row["train_weeks"], row["test_weeks"]) == (1, 1)
-    for name in ("train_ci_low", "train_ci_high", "test_ci_low", "test_ci_high"):
-        assert math.isnan(row[name])
-    assert row["test_mean_relative_avg_wait"] == 0.4
-    assert math.isnan(row["t_p_value"])
-    assert math.isnan(row["p_holm"])
-    assert row["significant"] is False
-    assert row["sign_p_value"] == 1.0
+def test_bootstrap_without_the_learned_pair_is_an_error() -> None:
+    relative = add_relative_columns(frame(two_pairs([10.0, 20.0], [5.0, 8.0])), BASE)
+    bootstrap = boot("T", {("FCFS", "FCFS", "none"): [6.0, 7.5, 5.0],
+                           ("LPF", "FCFS", "none"): [6.0, 7.5, 5.0]})  # fmt: skip
+    with pytest.raises(ConfigurationError, match=r"trace 'T'.*learned pair SPF/FCFS"):
+        train_test_protocol(relative, BASE, bootstrap=bootstrap)
 
 
 def test_holm_adjusts_across_all_traces_and_thresholds() -> None:
-    base = np.array([100.0, 110.0, 90.0, 105.0, 95.0, 100.0])
-    learned = {
-        "A": base - np.array([40.0, 41.0, 39.0, 40.5, 39.5, 40.0]),  # clearly better
-        "B": base + np.array([5.0, -6.0, 4.0, -3.0, 2.0, -1.0]),  # no effect
-        "C": base - np.array([10.0, 2.0, 14.0, 6.0, 9.0, 1.0]),  # in between
-    }
-    groups = []
-    for trace, values in learned.items():
-        groups += [
-            rows("FCFS", "FCFS", "none", [10.0, 10.0], trace=trace),
-            rows("SPF", "FCFS", "none", [1.0, 1.0], trace=trace),
-            rows("FCFS", "FCFS", "none", base, trace=trace, split="test"),
-            rows("SPF", "FCFS", "none", values, trace=trace, split="test"),
-        ]
-    protocol = train_test_protocol(add_relative_columns(frame(*groups), BASE), BASE)
+    base_star = np.array([100.0, 110.0, 90.0, 105.0, 95.0, 100.0])
+    spread = {"A": 1.0, "B": 30.0, "C": 6.0}  # same difference, different bootstrap spreads
+    noise = np.array([1.0, -1.0, 0.5, -0.5, 0.2, -0.2])
+    groups, tables = [], []
+    for trace, scale in spread.items():
+        groups += two_pairs([100.0, 100.0], [90.0, 90.0], trace=trace)
+        spf_star = base_star - 10 + scale * noise
+        tables.append(
+            boot(trace, {("FCFS", "FCFS", "none"): base_star, ("SPF", "FCFS", "none"): spf_star})
+        )
+    protocol = train_test_protocol(
+        add_relative_columns(frame(groups), BASE), BASE, bootstrap=pl.concat(tables)
+    )
     assert protocol.get_column("trace").to_list() == ["A", "B", "C"]
-    p = np.array([sps.ttest_rel(learned[t], base).pvalue for t in "ABC"])
-    assert protocol.get_column("t_p_value").to_list() == pytest.approx(p, rel=1e-10)
+    p = np.array([2 * sps.t.sf(10.0 / (s * np.std(noise, ddof=1)), 19) for s in spread.values()])
+    assert protocol.get_column("p_value").to_list() == pytest.approx(p, rel=1e-10)
     adjusted = hand_holm(p)
     assert protocol.get_column("p_holm").to_list() == pytest.approx(adjusted, rel=1e-10)
     assert protocol.get_column("significant").to_list() == list(adjusted < 0.05)

@@ -1,0 +1,158 @@
+"""Inference for the queue-tuning study that respects how its weeks are made.
+
+The resampled weeks of a split are not independent observations. Every one of them is built from
+the same ``K`` source weeks of the split (each user contributes its jobs of one of them:
+:mod:`scheduler.traces.resample`), and ``K`` is a few dozen for a log of one or two years while a
+study draws 100 or 250 weeks. Given the log, the weeks are independent draws; but the question a
+study asks (does the learned pair wait less than EASY on this system's workload?) is about the
+workload the log is one sample of, and the log holds only ``K`` independent weeks of it. A
+t-interval over the resampled weeks measures only the resampling noise and shrinks to zero as
+more weeks are drawn; it says nothing about the variation between logs.
+
+The source-week bootstrap repeats the whole measurement on bootstrap logs. Replicate ``b`` draws
+``K`` source weeks with replacement (:func:`~scheduler.traces.resample.bootstrap_week_map`: each
+week kept whole, all users' jobs of it together), resamples ``weeks`` weeks from that bootstrap
+log exactly as the study resamples the real split (fresh draws per replicate), simulates every
+configuration on them and keeps the same summary figures the study reports. The spread of a
+statistic over replicates estimates its spread over logs of ``K`` weeks *and* over resampling
+draws; the percentile interval and the bootstrap p-value of
+:mod:`scheduler.studies.common.statistics` come from it. The unit that is treated as independent
+is the source week. ``tests/studies/tuning/test_bootstrap.py`` checks on synthetic logs with a
+known mean that these intervals keep their nominal coverage where t-intervals over resampled weeks
+do not.
+
+Selection is not repeated inside replicates: the configurations (the pairs learned on the
+training half, and the baseline) are fixed, and the bootstrap runs on the test half only, which
+shares no source week with the training half.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from scheduler.core.errors import ConfigurationError
+from scheduler.sim.arrays import week_arrays
+from scheduler.studies.tuning.weeks import simulate_weeks
+from scheduler.traces.resample import (
+    ResamplingMethod,
+    bootstrap_week_map,
+    complete_weeks,
+    resample_weeks,
+)
+
+__all__ = ["BOOTSTRAP_COLUMNS", "Configuration", "bootstrap_replicates"]
+
+
+#: Columns of :func:`bootstrap_replicates`: one row per (replicate, configuration). Times in
+#: seconds; ``threshold_s`` is ``inf`` for no threshold.
+BOOTSTRAP_COLUMNS: dict[str, type[pl.DataType]] = {
+    "trace": pl.String,
+    "split": pl.String,
+    "replicate": pl.Int64,
+    "primary": pl.String,
+    "backfill": pl.String,
+    "threshold": pl.String,
+    "threshold_s": pl.Float64,
+    "source_weeks": pl.Int64,
+    "weeks": pl.Int64,
+    "mean_avg_wait_s": pl.Float64,
+    "mean_max_wait_s": pl.Float64,
+    "worst_max_wait_s": pl.Float64,
+}
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """EASY(primary, backfill, Θ): the threshold's label and its value in seconds (inf: none)."""
+
+    primary: str
+    backfill: str
+    threshold: str
+    threshold_s: float
+
+
+def bootstrap_replicates(
+    jobs: pl.DataFrame,
+    machine_procs: int,
+    configurations: Sequence[Configuration],
+    *,
+    replicates: Sequence[int],
+    weeks: int,
+    seed: int,
+    trace: str,
+    split: str = "test",
+    method: ResamplingMethod = "uniform",
+) -> pl.DataFrame:
+    """Simulate every configuration on the resampled weeks of source-week bootstrap replicates.
+
+    Parameters
+    ----------
+    jobs
+        The split the study resampled (SWF columns, as for
+        :func:`~scheduler.traces.resample.resample_weeks`).
+    machine_procs
+        Processors of the machine.
+    configurations
+        What to simulate on every replicate (duplicates are simulated once).
+    replicates
+        Replicate numbers (>= 0); replicate ``b`` is the same on every machine and in every
+        batch, whatever other replicates are drawn.
+    weeks
+        Resampled weeks per replicate (the study's weeks per split, so that a replicate's
+        statistic has the resampling noise of the real one).
+    seed, trace, split, method
+        As for the study's resampling. Replicate ``b`` draws its source weeks from
+        ``(seed, trace, split + "/bootstrap", b)`` and its resampled weeks from the split name
+        ``f"{split}/bootstrap{b}"``.
+
+    Returns
+    -------
+    polars.DataFrame
+        :data:`BOOTSTRAP_COLUMNS`, one row per (replicate, configuration), sorted by replicate
+        (unthresholded configurations first within one): K (``source_weeks``, the split's
+        complete weeks), and the mean AvgWait, mean MaxWait and worst MaxWait (s) over the
+        replicate's weeks.
+    """
+    if weeks < 1:
+        raise ConfigurationError(f"weeks per bootstrap replicate must be >= 1, got {weeks}")
+    if any(b < 0 for b in replicates):
+        raise ConfigurationError(f"bootstrap replicate numbers must be >= 0, got {replicates}")
+    unique = list(dict.fromkeys(configurations))
+    # the unthresholded runs first: a thresholded run copies their weeks with MaxWait <= Θ
+    unique.sort(key=lambda c: not math.isinf(c.threshold_s))
+    source_weeks = complete_weeks(jobs, name=f"{trace} {split}")
+    rows: list[dict[str, object]] = []
+    for replicate in replicates:
+        week_map = bootstrap_week_map(
+            source_weeks, seed=seed, trace=trace, split=split, replicate=int(replicate)
+        )
+        table = resample_weeks(
+            jobs, range(weeks), seed=seed, trace=trace, split=f"{split}/bootstrap{replicate}",
+            method=method, week_map=week_map,
+        )  # fmt: skip
+        arrays = week_arrays(table, machine_procs, source=f"{trace} {split} bootstrap")
+        unthresholded: dict[tuple[str, str], pl.DataFrame] = {}
+        for config in unique:
+            result = simulate_weeks(
+                arrays, machine_procs, primary=config.primary, backfill=config.backfill,
+                threshold=config.threshold, threshold_s=config.threshold_s, trace=trace,
+                split=split, unthresholded=unthresholded.get((config.primary, config.backfill)),
+            )  # fmt: skip
+            if math.isinf(config.threshold_s):
+                unthresholded[(config.primary, config.backfill)] = result
+            max_wait = result["max_wait_s"].to_numpy()
+            rows.append({
+                "trace": trace, "split": split, "replicate": int(replicate),
+                "primary": config.primary, "backfill": config.backfill,
+                "threshold": config.threshold, "threshold_s": float(config.threshold_s),
+                "source_weeks": source_weeks, "weeks": result.height,
+                "mean_avg_wait_s": float(np.mean(result["avg_wait_s"].to_numpy())),
+                "mean_max_wait_s": float(np.mean(max_wait)),
+                "worst_max_wait_s": float(np.max(max_wait)),
+            })  # fmt: skip
+    return pl.DataFrame(rows, schema=BOOTSTRAP_COLUMNS)
