@@ -28,6 +28,7 @@ from scheduler.core.constants import WEEK_S
 from scheduler.core.version import __version__
 from scheduler.policies import STUDY_POLICIES
 from scheduler.sim.api import simulate
+from scheduler.sim.arrays import trace_arrays
 from scheduler.sim.engine import Simulation, simulate_arrays
 from scheduler.sim.memory import MemoryConfig, memory_jobs, simulate_memory
 from scheduler.sim.metrics import job_metric_columns
@@ -44,6 +45,7 @@ __all__ = [
     "PREDICTION_RUNS",
     "REDIRECT_BENCH_ALPHA",
     "REDIRECT_BENCH_THETA",
+    "THRESHOLD_BACKFILL_LOGS",
     "TRIALS_TARGET_PER_MIN",
     "add_commands",
     "cmd_bench",
@@ -55,6 +57,7 @@ __all__ = [
     "prediction_figures",
     "redirection_figures",
     "run_benchmarks",
+    "threshold_backfill_figures",
     "trial_figures",
     "window_tuples",
 ]
@@ -78,6 +81,15 @@ CONVERGENCE_TRIALS = (1_000, 4_000, 16_000, 64_000, 256_000)
 #: most loaded week; θ gives a few dozen redirections there (``docs/benchmarks.md``).
 REDIRECT_BENCH_ALPHA = 0.1
 REDIRECT_BENCH_THETA = 300.0
+
+#: The logs of the full online study (``config/full.yaml``, ``online.traces``), and the machine
+#: sizes that differ from the log's header (``config/traces.yaml``).
+THRESHOLD_BACKFILL_LOGS = (
+    "KTH-SP2", "CTC-SP2", "SDSC-SP2", "SDSC-BLUE", "ANL-Intrepid", "CEA-Curie", "UniLu-Gaia",
+)  # fmt: skip
+LOG_MACHINE_PROCS = {"CEA-Curie": 80640}
+#: Θ of the online study (``online.threshold``), seconds.
+ONLINE_THRESHOLD_S = 40 * 3600.0
 
 JobArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
@@ -103,11 +115,14 @@ def add_commands(commands: Any) -> None:
         help="the KTH-SP2 log (default: the bundled copy)",
     )  # fmt: skip
     command.add_argument(
-        "--only", choices=("trials", "redirection", "memory"), default=None,
+        "--only", choices=("trials", "redirection", "memory", "threshold-backfill"),
+        default=None,
         help="run one group of figures only: trials (the learned-priority study's trials, "
         "on Lublin-256.swf.gz in --traces-dir), redirection (the redirection variant beside "
-        "plain EASY on CEA-Curie's most loaded week) or memory (the memory-aware variant on "
-        "the whole LANL-CM5.swf.gz)",
+        "plain EASY on CEA-Curie's most loaded week), memory (the memory-aware variant on "
+        "the whole LANL-CM5.swf.gz) or threshold-backfill (EASY(P, P, 40 h) of the 12 online "
+        "policies with the plain and the thresholded backfill order on the whole filtered logs "
+        "of the full online study; not in the default run)",
     )  # fmt: skip
     add_json_argument(command)
 
@@ -610,6 +625,97 @@ def _memory_lines(figures: dict[str, object]) -> list[str]:
     return [f"memory skipped: {figures.get('memory_skipped')}"]
 
 
+def threshold_backfill_figures(
+    traces_dir: Path,
+    *,
+    logs: tuple[str, ...] = THRESHOLD_BACKFILL_LOGS,
+    policies: tuple[str, ...] = STUDY_POLICIES,
+    threshold_s: float = ONLINE_THRESHOLD_S,
+) -> dict[str, object]:
+    """EASY(P, P, Θ) with the plain and the thresholded backfill order on whole logs.
+
+    Each log ``traces_dir/<name>.swf.gz`` is read and strong-filtered as the workflow's
+    ``filter_trace`` rule does (machine size from :data:`LOG_MACHINE_PROCS`, else the header;
+    overruns dropped), then simulated whole for every policy of ``policies`` as primary and
+    backfill order with Θ = ``threshold_s``, the estimate being the requested time (as the online
+    study's live system), once with ``threshold_backfill=False`` and once with ``True``
+    (Algorithm 2). Returns per log its job count and machine size and, per policy and order,
+    AvgWait and MaxWait (s), the backfilled jobs and the simulation's wall time (s); logs
+    missing from ``traces_dir`` are listed under ``skipped``.
+    """
+    out: dict[str, object] = {"threshold_s": threshold_s, "policies": list(policies)}
+    results: dict[str, object] = {}
+    skipped = []
+    for name in logs:
+        path = traces_dir / f"{name}.swf.gz"
+        if not path.is_file():
+            skipped.append(str(path))
+            continue
+        trace = strong_filter(read_swf(path, machine_procs=LOG_MACHINE_PROCS.get(name)))[0]
+        arrays = trace_arrays(trace.jobs, trace.machine_procs, source=name)
+        wait_of = {}
+        for policy in policies:
+            for flag in (False, True):
+                simulation = Simulation(
+                    arrays.submit_s, arrays.procs, arrays.run_s, arrays.estimate_s,
+                    trace.machine_procs, job_id=arrays.job_id, validate=False,
+                )  # fmt: skip
+                start = time.perf_counter()
+                simulation.run(
+                    primary=policy, backfill=policy, threshold_s=threshold_s,
+                    threshold_backfill=flag,
+                )  # fmt: skip
+                seconds = time.perf_counter() - start
+                wait = simulation.start_s - arrays.submit_s
+                wait_of[f"{policy}/{'thresholded' if flag else 'plain'}"] = {
+                    "avg_wait_s": float(wait.mean()), "max_wait_s": float(wait.max()),
+                    "backfilled_jobs": int(simulation.backfilled.sum()), "seconds": seconds,
+                }  # fmt: skip
+        results[name] = {"jobs": arrays.jobs, "machine_procs": trace.machine_procs, **wait_of}
+    out["logs"] = results
+    out["skipped"] = skipped
+    return out
+
+
+def _change_percent(new: float, old: float) -> str:
+    """The relative change in percent (``0`` when equal, ``n/a`` from 0), signed."""
+    if new == old:
+        return "0"
+    return f"{round((new - old) / old * 100, 2) + 0.0:+.2f}" if old else "n/a"
+
+
+def format_threshold_backfill_figures(figures: dict[str, Any]) -> list[str]:
+    """A markdown table of :func:`threshold_backfill_figures`: one row per log and policy."""
+    hours = 3600.0
+    lines = [
+        f"EASY(P, P, {figures['threshold_s'] / hours:g} h) on the whole filtered logs: backfill "
+        "order of P (plain) vs thresholded (Algorithm 2); waits in hours",
+        "",
+        "| log | P | AvgWait plain | AvgWait thresholded | change % | MaxWait plain | "
+        "MaxWait thresholded | change % |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    total_s = 0.0
+    for name, log in figures["logs"].items():
+        for policy in figures["policies"]:
+            plain, new = log[f"{policy}/plain"], log[f"{policy}/thresholded"]
+            total_s += plain["seconds"] + new["seconds"]
+            lines.append(
+                f"| {name} | {policy} | {plain['avg_wait_s'] / hours:.3f} | "
+                f"{new['avg_wait_s'] / hours:.3f} | "
+                f"{_change_percent(new['avg_wait_s'], plain['avg_wait_s'])} | "
+                f"{plain['max_wait_s'] / hours:.1f} | {new['max_wait_s'] / hours:.1f} | "
+                f"{_change_percent(new['max_wait_s'], plain['max_wait_s'])} |"
+            )
+    lines.append("")
+    sizes = [f"{name} {log['jobs']:,} jobs (m = {log['machine_procs']})"
+             for name, log in figures["logs"].items()]  # fmt: skip
+    lines.append(", ".join(sizes) + f"; simulations {total_s:.1f} s in all")
+    for path in figures["skipped"]:
+        lines.append(f"skipped (not found): {path}")
+    return lines
+
+
 def _trials_part(traces_dir: Path) -> dict[str, object]:
     lublin = traces_dir / "Lublin-256.swf.gz"
     if not lublin.is_file():
@@ -629,8 +735,10 @@ def format_figures(figures: dict[str, object]) -> str:
     """Human-readable lines, with the targets of issue #2 beside each figure."""
     ms = 1e3
     header = f"schedlab {figures['schedlab']}, Python {figures['python']}, {figures['machine']}"
-    if "kth_jobs" not in figures:  # --only trials / redirection / memory
-        if any(key.startswith("trials") for key in figures):
+    if "kth_jobs" not in figures:  # --only trials / redirection / memory / threshold-backfill
+        if "threshold_backfill" in figures:
+            part = format_threshold_backfill_figures(figures["threshold_backfill"])  # type: ignore[arg-type]
+        elif any(key.startswith("trials") for key in figures):
             part = _trials_lines(figures)
         elif any(key.startswith("memory") for key in figures):
             part = _memory_lines(figures)
@@ -695,6 +803,8 @@ def main_bench(traces_dir: Path, kth_path: Path, as_json: bool, only: str | None
         figures = {**_header(), **_redirection_part(traces_dir)}
     elif only == "memory":
         figures = {**_header(), **_memory_part(traces_dir)}
+    elif only == "threshold-backfill":
+        figures = {**_header(), "threshold_backfill": threshold_backfill_figures(traces_dir)}
     else:
         figures = run_benchmarks(traces_dir, kth_path)
     print(json.dumps(figures, indent=2) if as_json else format_figures(figures))

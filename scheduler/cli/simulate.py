@@ -86,6 +86,11 @@ def add_commands(commands: Any) -> None:
         help="jobs waiting longer go first, e.g. 40h, 90m, 2d, 3600 (seconds); default none",
     )  # fmt: skip
     scheduling.add_argument(
+        "--threshold-backfill", action="store_true",
+        help="backfill in the thresholded order too: jobs waiting longer than --threshold "
+        "first, by submit time (Algorithm 2 of Reis's thesis when primary = backfill)",
+    )  # fmt: skip
+    scheduling.add_argument(
         "--reservation", choices=("default", "classic"), default="default",
         help="extra-processor count of the reservation (docs/simulator.md)",
     )  # fmt: skip
@@ -179,6 +184,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         args.primary,
         args.backfill,
         args.threshold,
+        threshold_backfill=args.threshold_backfill,
         estimate=args.estimate,
         reservation=args.reservation,
         outlive=args.outlive,
@@ -246,6 +252,7 @@ def print_simulation(
         ("primary", config.primary),
         ("backfill", config.backfill or "none"),
         ("threshold", threshold_text(config.threshold_s)),
+        ("thresholded backfill", "yes" if config.threshold_backfill else "no"),
         ("reservation", config.reservation),
         ("estimate", config.estimate),
         ("outlive", config.outlive),

@@ -32,6 +32,10 @@ branchy loops cost more than the scheduling itself.
 The state is resumable: ``advance`` processes every event before ``t_stop`` and returns, so a
 caller may change the policies between two calls (online policy selection) without losing jobs.
 
+``threshold_backfill`` (docs: step 4, "thresholded backfill order") only puts the overdue
+backfill candidates first: one extra walk over the overdue prefix of QUEUE before the usual
+backfill loop, skipped entirely when the flag is off, so the default path is unchanged.
+
 The functions are compiled by :func:`scheduler.core.compile.jit` (in memory, with a warning,
 when numba has no writable cache directory); :mod:`scheduler.sim.cache` repairs a cache whose
 files cannot be read.
@@ -309,8 +313,39 @@ def _backfill_order(now, head, b_static, jobs, keys, istate, iwork, fwork):
 
 
 @jit
-def _schedule(now, p_static, b_static, threshold_s, backfill, classic, outlive,
-              jobs, keys, istate, iwork, fwork):  # fmt: skip
+def _backfill_overdue(now, threshold_s, head, shadow, extra, jobs, istate, iwork, fwork):
+    """Step 4's first part under ``threshold_backfill``: try the overdue candidates (waiting
+    more than Θ) in job order; return the extra processors left.
+
+    Overdue jobs form a prefix of the live queue (QUEUE is in job order), so the walk stops at
+    the first job that is not. The usual backfill loop then walks every candidate in P_B order,
+    these included: a job refused here is refused there too (free processors and extra
+    processors only decrease during the step), and a started one is skipped, so trying them
+    again changes nothing and the loop needs no overdue test.
+    """
+    for i in range(istate[QLEN]):
+        j = iwork[QUEUE, i]
+        if iwork[STATUS, j] != WAITING or j == head:
+            continue
+        if not now - jobs[SUBMIT, j] > threshold_s:
+            break
+        free = istate[FREE]
+        if free == 0:
+            break
+        q = np.int64(jobs[PROCS, j])
+        if q > free:
+            continue
+        if now + fwork[EST_CUR, j] <= shadow:
+            _start(j, now, STARTED_BACKFILL, jobs, istate, iwork, fwork)
+        elif q <= extra:
+            extra -= q
+            _start(j, now, STARTED_BACKFILL, jobs, istate, iwork, fwork)
+    return extra
+
+
+@jit
+def _schedule(now, p_static, b_static, threshold_s, threshold_backfill, backfill, classic,
+              outlive, jobs, keys, istate, iwork, fwork):  # fmt: skip
     """One scheduling pass at ``now`` (docs/simulator.md, steps 1-5)."""
     if istate[QLEN] == istate[DEAD] or istate[FREE] == 0:
         return
@@ -334,6 +369,10 @@ def _schedule(now, p_static, b_static, threshold_s, backfill, classic, outlive,
     shadow, extra = _reservation(np.int64(jobs[PROCS, head]), classic, jobs, istate, iwork, fwork)
     if np.isnan(fwork[RESERVED, head]):
         fwork[RESERVED, head] = shadow
+    # step 4 with the thresholded order: the overdue candidates first, in job order
+    if threshold_backfill and threshold_s < np.inf:
+        extra = _backfill_overdue(now, threshold_s, head, shadow, extra, jobs, istate, iwork,
+                                  fwork)  # fmt: skip
     # step 4: backfilling; the tests are inline, this loop is the hot spot of a simulation
     for j in _backfill_order(now, head, b_static, jobs, keys, istate, iwork, fwork):
         free = istate[FREE]
@@ -400,15 +439,16 @@ def _rebuild_sorted(iwork, istate, row, keys, key_row):
 
 
 @jit
-def advance(jobs, keys, p_static, b_static, threshold_s, backfill, classic, outlive, t_stop,
-            istate, iwork, fwork):  # fmt: skip
+def advance(jobs, keys, p_static, b_static, threshold_s, threshold_backfill, backfill, classic,
+            outlive, t_stop, istate, iwork, fwork):  # fmt: skip
     """Process every event instant ``t < t_stop``; return the number of instants processed.
 
     At each instant all completions and submissions are applied, then one pass runs.
     ``p_static`` / ``b_static`` say the primary / backfill keys do not depend on time (then
     sorted queue lists are kept instead of sorting at every pass); ``threshold_s`` is Θ in
-    seconds (``inf`` disables it); ``backfill`` and ``classic`` are booleans; ``outlive`` is one
-    of the ``OUTLIVE_*`` codes.
+    seconds (``inf`` disables it); ``threshold_backfill``, ``backfill`` and ``classic`` are
+    booleans (``threshold_backfill``: backfill candidates in the thresholded order, overdue
+    jobs first); ``outlive`` is one of the ``OUTLIVE_*`` codes.
     """
     n = jobs.shape[1]
     # the policies may have changed since the last call: rebuild the sorted lists
@@ -439,8 +479,8 @@ def advance(jobs, keys, p_static, b_static, threshold_s, backfill, classic, outl
                 _sorted_insert(iwork, BQ, size, j, keys, B_BASE)
             istate[QLEN] = size + 1
             istate[NEXT_SUB] = j + 1
-        _schedule(now, p_static, b_static, threshold_s, backfill, classic, outlive,
-                  jobs, keys, istate, iwork, fwork)  # fmt: skip
+        _schedule(now, p_static, b_static, threshold_s, threshold_backfill, backfill, classic,
+                  outlive, jobs, keys, istate, iwork, fwork)  # fmt: skip
         if istate[DEAD] > _DEAD_SLACK + (istate[QLEN] - istate[DEAD]) // 4:
             _compact(iwork, istate, p_static, b_static)
         instants += 1

@@ -78,6 +78,7 @@ def simulate(
     backfill: str | None = "FCFS",
     threshold: float | str | None = None,
     *,
+    threshold_backfill: bool = False,
     machine_procs: int | None = None,
     estimate: EstimateSource | np.ndarray = "requested",
     reservation: Reservation = "default",
@@ -104,6 +105,11 @@ def simulate(
     threshold
         Θ: jobs waiting longer than this go to the head of the queue. Seconds or a string with
         a unit (``"40h"``); ``None`` or ``"none"`` disables it.
+    threshold_backfill
+        Backfill candidates in the thresholded order too (the jobs waiting longer than Θ first,
+        by submit time and job number, then the others in ``backfill``'s order; Algorithm 2 of
+        Reis's thesis when ``primary == backfill``). Default ``False``: ``backfill``'s order
+        alone, Θ playing no role in it. No effect without a threshold; not with a predictor.
     machine_procs
         m, processors; overrides the trace's.
     estimate
@@ -116,9 +122,9 @@ def simulate(
         ``scheduler.predictors.PREDICTORS`` (``requested``, ``ave2``, ``clairvoyant``, ``nag``):
         the run goes to :func:`scheduler.sim.prediction.simulate_predicted` and returns a
         :class:`~scheduler.sim.prediction.PredictedResult`. The variant supports primary FCFS,
-        backfill FCFS or SJBF (``SPF`` is accepted as the same order), no threshold,
-        ``estimate="requested"`` and ``outlive="requested"``; anything else is a
-        :class:`~scheduler.core.errors.ConfigurationError`.
+        backfill FCFS or SJBF (``SPF`` is accepted as the same order), no threshold (nor
+        ``threshold_backfill``), ``estimate="requested"`` and ``outlive="requested"``; anything
+        else is a :class:`~scheduler.core.errors.ConfigurationError`.
     loss, eta, lam
         The ``nag`` predictor's loss spec (default ``"eloss"``; see
         :func:`scheduler.predictors.parse_loss`), step η (s) and ℓ2 weight λ; only with
@@ -144,8 +150,8 @@ def simulate(
             )
         return simulate_easy(
             trace, primary, _plain_backfill(backfill), threshold,
-            machine_procs=machine_procs, estimate=estimate, reservation=reservation,
-            outlive=outlive,
+            threshold_backfill=threshold_backfill, machine_procs=machine_procs,
+            estimate=estimate, reservation=reservation, outlive=outlive,
         )  # fmt: skip
     if not isinstance(predictor, str):
         raise TypeError(f"predictor must be a predictor name (str) or None, got {predictor!r}")
@@ -156,6 +162,8 @@ def simulate(
     order = _backfill_order(backfill)
     if not math.isinf(parse_duration(threshold)):
         raise _unsupported(f"threshold={threshold!r}")
+    if threshold_backfill is not False:
+        raise _unsupported(f"threshold_backfill={threshold_backfill!r}")
     if not (isinstance(estimate, str) and estimate == "requested"):
         shown = estimate if isinstance(estimate, str) else f"an {type(estimate).__name__}"
         raise _unsupported(f"estimate={shown!r}")

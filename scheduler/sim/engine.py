@@ -45,14 +45,16 @@ _OUTLIVE_CODES = {"requested": kernel.OUTLIVE_REQUESTED, "double": kernel.OUTLIV
 class SimulationConfig:
     """Everything that defines a run besides the jobs.
 
-    ``threshold_s`` is Θ in seconds (``inf``: no threshold); ``backfill`` is ``None`` for plain
-    list scheduling; ``machine_procs`` is m, processors.
+    ``threshold_s`` is Θ in seconds (``inf``: no threshold); ``threshold_backfill`` says the
+    backfill candidates are tried in the thresholded order (overdue jobs first, docs step 4);
+    ``backfill`` is ``None`` for plain list scheduling; ``machine_procs`` is m, processors.
     """
 
     machine_procs: int
     primary: str = "FCFS"
     backfill: str | None = "FCFS"
     threshold_s: float = math.inf
+    threshold_backfill: bool = False
     reservation: Reservation = "default"
     outlive: Outlive = "requested"
     estimate: str = "requested"
@@ -187,15 +189,21 @@ class Simulation:
         primary: str = "FCFS",
         backfill: str | None = "FCFS",
         threshold_s: float = math.inf,
+        threshold_backfill: bool = False,
     ) -> int:
         """Process every event before ``until_s`` (s) with EASY(primary, backfill, Θ).
 
-        Returns the number of event instants processed. Call again with other policies to
-        switch: jobs waiting or running carry over.
+        ``threshold_backfill``: try the backfill candidates in the thresholded order of
+        ``backfill`` (the jobs waiting more than Θ first, by submit time and job number, then
+        the others in the policy's order; Algorithm 2 of Reis's thesis when primary = backfill)
+        instead of the policy's order alone (``docs/simulator.md``, step 4). Returns the number
+        of event instants processed. Call again with other policies to switch: jobs waiting or
+        running carry over.
         """
         _check_policy_name("primary", primary, allow_none=False)
         _check_policy_name("backfill", backfill, allow_none=True)
         threshold_s = _seconds("threshold_s", threshold_s)
+        threshold_backfill = _flag("threshold_backfill", threshold_backfill)
         until_s = _seconds("until_s", until_s, negative_ok=True)
         self._set_policies(primary, backfill)
         args = (
@@ -204,6 +212,7 @@ class Simulation:
             self._static[0],
             self._static[1],
             threshold_s,
+            threshold_backfill,
             backfill is not None,
             self.classic,
             self.outlive,
@@ -315,6 +324,13 @@ def _check_policy_name(name: str, value: object, *, allow_none: bool) -> None:
     raise TypeError(f"{name} must be {expected}, got {value!r}")
 
 
+def _flag(name: str, value: object) -> bool:
+    """``value`` as a bool; anything but a (NumPy) bool is a TypeError naming ``name``."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def _seconds(name: str, value: object, *, negative_ok: bool = False) -> float:
     """``value`` as a time in seconds; NaN (and a negative duration) is a ConfigurationError."""
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
@@ -364,6 +380,7 @@ def simulate_arrays(
     primary: str = "FCFS",
     backfill: str | None = "FCFS",
     threshold_s: float = math.inf,
+    threshold_backfill: bool = False,
     requested_s: np.ndarray | None = None,
     job_id: np.ndarray | None = None,
     reservation: Reservation = "default",
@@ -373,15 +390,19 @@ def simulate_arrays(
     """Start times (s) of EASY(primary, backfill, Θ) on jobs given as arrays.
 
     The low-level entry point: no tables, one kernel call. Arguments are those of
-    :class:`Simulation`; ``threshold_s`` is Θ in seconds (``inf``: none). The result is a float64
-    array of start times in the given job order.
+    :class:`Simulation` and :meth:`Simulation.run`; ``threshold_s`` is Θ in seconds (``inf``:
+    none), ``threshold_backfill`` the thresholded backfill order. The result is a float64 array
+    of start times in the given job order.
     """
     simulation = Simulation(
         submit_s, procs, run_s, estimate_s, machine_procs,
         requested_s=requested_s, job_id=job_id, reservation=reservation, outlive=outlive,
         validate=validate,
     )  # fmt: skip
-    simulation.run(primary=primary, backfill=backfill, threshold_s=threshold_s)
+    simulation.run(
+        primary=primary, backfill=backfill, threshold_s=threshold_s,
+        threshold_backfill=threshold_backfill,
+    )  # fmt: skip
     return simulation.start_s
 
 
@@ -467,6 +488,7 @@ def simulate_easy(
     backfill: str | None = "FCFS",
     threshold: float | str | None = None,
     *,
+    threshold_backfill: bool = False,
     machine_procs: int | None = None,
     estimate: EstimateSource | np.ndarray = "requested",
     reservation: Reservation = "default",
@@ -489,6 +511,10 @@ def simulate_easy(
     threshold
         Θ: jobs waiting longer than this go to the head of the queue. Seconds or a string with
         a unit (``"40h"``); ``None`` or ``"none"`` disables it.
+    threshold_backfill
+        Backfill candidates in the thresholded order too: the jobs waiting longer than Θ
+        first (by submit time, job number), then the others in ``backfill``'s order. Default
+        ``False``: ``backfill``'s order alone. No effect without a threshold.
     machine_procs
         m, processors; overrides the trace's.
     estimate
@@ -540,7 +566,10 @@ def simulate_easy(
         reservation=reservation,
         outlive=outlive,
     )
-    simulation.run(primary=primary, backfill=backfill, threshold_s=threshold_s)
+    simulation.run(
+        primary=primary, backfill=backfill, threshold_s=threshold_s,
+        threshold_backfill=threshold_backfill,
+    )  # fmt: skip
     result = (
         jobs.drop("requested_s")
         .with_columns(
@@ -555,6 +584,7 @@ def simulate_easy(
         primary=get_policy(primary).name,
         backfill=None if backfill is None else get_policy(backfill).name,
         threshold_s=threshold_s,
+        threshold_backfill=bool(threshold_backfill),
         reservation=reservation,
         outlive=outlive,
         estimate=estimate_label,

@@ -11,11 +11,13 @@ from scheduler.cli.bench import (
     MEMORY_RUNS,
     format_memory_figures,
     format_redirection_figures,
+    format_threshold_backfill_figures,
     format_trial_figures,
     main_bench,
     memory_figures,
     most_loaded_week,
     redirection_figures,
+    threshold_backfill_figures,
     trial_figures,
     window_tuples,
 )
@@ -148,3 +150,30 @@ def test_memory_figures_on_the_tiny_lanl_slice() -> None:
     lines = format_memory_figures(figures)
     assert len(lines) == 1 + 2 * (2 + len(MEMORY_RUNS))
     assert any("perceptron explicit" in line and "failed runs" in line for line in lines)
+
+
+def test_threshold_backfill_figures_on_the_bundled_slice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Both backfill orders per policy on a whole filtered log; FCFS is the same with both
+    (overdue jobs first in submit order, then FCFS, is FCFS); a missing log is listed."""
+    assert build_parser().parse_args(["bench", "--only", "threshold-backfill"]).only == (
+        "threshold-backfill"
+    )
+    figures = threshold_backfill_figures(
+        REPO_ROOT / "resources", logs=("KTH-slice", "NOPE"), policies=("FCFS", "SPF"),
+        threshold_s=3600.0,
+    )  # fmt: skip
+    log = figures["logs"]["KTH-slice"]
+    assert log["jobs"] > 1000 and log["machine_procs"] == 100
+    assert log["FCFS/plain"]["avg_wait_s"] == log["FCFS/thresholded"]["avg_wait_s"]
+    assert log["SPF/plain"]["avg_wait_s"] != log["SPF/thresholded"]["avg_wait_s"]
+    assert figures["skipped"] == [str(REPO_ROOT / "resources" / "NOPE.swf.gz")]
+    lines = format_threshold_backfill_figures(figures)
+    assert sum(line.startswith("| KTH-slice |") for line in lines) == 2
+    assert "| KTH-slice | FCFS |" in lines[4] and lines[4].split("|")[5].strip() == "0"
+    assert lines[-1].startswith("skipped (not found)")
+    assert main_bench(tmp_path, tmp_path / "none.swf", as_json=False,
+                      only="threshold-backfill") == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert out.count("skipped (not found)") == 7

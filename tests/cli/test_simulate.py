@@ -78,6 +78,25 @@ def test_simulate_default_has_no_threshold(
     run_ = run_json(capsys, "simulate", kth_path)
     assert run_["config"]["threshold_s"] is None
     assert (run_["config"]["primary"], run_["config"]["backfill"]) == ("FCFS", "FCFS")
+    assert run_["config"]["threshold_backfill"] is False
+
+
+def test_simulate_threshold_backfill_equals_the_api(
+    capsys: pytest.CaptureFixture[str],
+    kth_path: Path,
+    kth_filtered: tuple[Trace, FilterReport],
+) -> None:
+    argv = ["--primary", "SPF", "--backfill", "SPF", "--threshold", "2h", "--threshold-backfill"]
+    run_ = run_json(capsys, "simulate", kth_path, *argv)
+    expected = simulate(kth_filtered[0], "SPF", "SPF", "2h", threshold_backfill=True)
+    assert run_["summary"] == expected.summary.to_dict()
+    assert run_["config"] == expected.config.to_dict()
+    assert run_["config"]["threshold_backfill"] is True
+    code, out, err = run(capsys, "simulate", kth_path, *argv)
+    assert code == 0, err
+    assert value_of("thresholded backfill", out) == "yes"
+    code, out, err = run(capsys, "simulate", kth_path, *argv[:-1])
+    assert value_of("thresholded backfill", out) == "no"
 
 
 def test_simulate_writes_schedule_and_job_table(
@@ -229,6 +248,7 @@ def test_simulate_sjbf_without_predictor_is_spf_backfilling(
         (["--predictor", "eloss", "--loss", "squared"], ("give one of them",)),
         (["--predictor", "requested", "--primary", "SPF"], ("supports primary FCFS",)),
         (["--predictor", "requested", "--threshold", "40h"], ("no threshold",)),
+        (["--predictor", "requested", "--threshold-backfill"], ("threshold_backfill=True",)),
         (["--predictor", "requested", "--backfill", "none"], ("got backfill=None",)),
         (["--predictor", "requested", "--eta", "10"], ("configures the nag predictor only",)),
     ],

@@ -2,8 +2,9 @@
 job.
 
 Hypothesis draws small workloads (integer seconds, so the two implementations' floating-point
-keys order alike), machine sizes, policy pairs, thresholds, reservation and outlive rules;
-start times must be identical, and so must the "started by backfilling" flags.
+keys order alike), machine sizes, policy pairs, thresholds, the backfill order (plain or
+thresholded), reservation and outlive rules; start times must be identical, and so must the
+"started by backfilling" flags.
 """
 
 from __future__ import annotations
@@ -65,8 +66,11 @@ def assert_same_schedule(jobs: list[NaiveJob], machine_procs: int, **kwargs) -> 
     threshold_s=st.sampled_from(THRESHOLDS),
     reservation=st.sampled_from(["default", "classic"]),
     outlive=st.sampled_from(["requested", "double"]),
+    threshold_backfill=st.booleans(),
 )
-def test_fast_equals_reference(workload, primary, backfill, threshold_s, reservation, outlive):
+def test_fast_equals_reference(
+    workload, primary, backfill, threshold_s, reservation, outlive, threshold_backfill
+):
     jobs, machine_procs = workload
     assert_same_schedule(
         jobs,
@@ -76,6 +80,50 @@ def test_fast_equals_reference(workload, primary, backfill, threshold_s, reserva
         threshold_s=threshold_s,
         reservation=reservation,
         outlive=outlive,
+        threshold_backfill=threshold_backfill,
+    )
+
+
+def fast_schedule(jobs: list[NaiveJob], machine_procs: int, **kwargs) -> tuple[list, list]:
+    simulation = fast_simulation(jobs, machine_procs, **kwargs)
+    return simulation.start_s.tolist(), simulation.backfilled.tolist()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    workload=workloads(),
+    primary=st.sampled_from(POLICIES),
+    backfill=st.sampled_from(POLICIES),
+    reservation=st.sampled_from(["default", "classic"]),
+)
+def test_threshold_backfill_without_threshold_changes_nothing(
+    workload, primary, backfill, reservation
+):
+    """Θ = ∞: no job is ever overdue, so the thresholded backfill order is the policy's."""
+    jobs, machine_procs = workload
+    kwargs = {"primary": primary, "backfill": backfill, "reservation": reservation}
+    assert fast_schedule(jobs, machine_procs, threshold_backfill=True, **kwargs) == (
+        fast_schedule(jobs, machine_procs, **kwargs)
+    )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    workload=workloads(),
+    primary=st.sampled_from(POLICIES),
+    threshold_s=st.sampled_from(THRESHOLDS),
+    outlive=st.sampled_from(["requested", "double"]),
+)
+def test_threshold_backfill_under_fcfs_backfilling_changes_nothing(
+    workload, primary, threshold_s, outlive
+):
+    """Overdue jobs first in submit order, then FCFS, is FCFS: with P_B = FCFS (P = B = FCFS
+    in the online study's terms, and any primary besides) the option changes nothing."""
+    jobs, machine_procs = workload
+    kwargs = {"primary": primary, "backfill": "FCFS", "threshold_s": threshold_s,
+              "outlive": outlive}  # fmt: skip
+    assert fast_schedule(jobs, machine_procs, threshold_backfill=True, **kwargs) == (
+        fast_schedule(jobs, machine_procs, **kwargs)
     )
 
 
@@ -99,3 +147,8 @@ def test_every_policy_on_a_busy_random_workload(policy, threshold_s):
         assert_same_schedule(
             jobs, machine_procs, primary=policy, backfill=backfill, threshold_s=threshold_s
         )
+    if threshold_s is not None:  # EASY(P, Θ) of Algorithm 2: backfilling in the thresholded order
+        assert_same_schedule(
+            jobs, machine_procs, primary=policy, backfill=policy, threshold_s=threshold_s,
+            threshold_backfill=True,
+        )  # fmt: skip

@@ -217,6 +217,105 @@ def test_threshold_old_jobs_in_submit_order_under_lcfs(sim, threshold_s, expecte
 
 
 # ---------------------------------------------------------------------------------------------
+# Thresholded backfill order (threshold_backfill, issue #16 point 8)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("threshold_s", "threshold_backfill", "expected"),
+    [
+        (5.0, False, {1: 0, 2: 0, 3: 30, 4: 15, 5: 10}),  # SPF order: D before C
+        (5.0, True, {1: 0, 2: 0, 3: 30, 4: 10, 5: 25}),  # overdue C before young D
+        (None, False, {1: 0, 2: 0, 3: 30, 4: 15, 5: 10}),  # Θ = ∞: the option changes nothing
+        (None, True, {1: 0, 2: 0, 3: 30, 4: 15, 5: 10}),
+    ],
+)
+def test_threshold_backfill_tries_overdue_candidates_first(
+    sim, threshold_s, threshold_backfill, expected
+):
+    # m=4, EASY(SPF, SPF, Θ) (Algorithm 2 when threshold_backfill). A(1) r0 q2 p10;
+    # X(2) r0 q2 p30; B(3) r1 q4 p10; C(4) r2 q2 p15; D(5) r6 q2 p5.
+    # t=0: A and X start, free 0. t=1..6: nothing fits.
+    # Θ=5, t=10: A completes, free 2. Waits B 9, C 8, D 4: B and C overdue -> queue B, C, D.
+    #   B (4) does not fit: h=B; walk X (e 30): 2 + 2 = 4 -> s=30, x=0. Candidates C, D:
+    #   plain SPF order: D (e5) first: 10+5 = 15 <= 30 -> D at 10, free 0; C no room.
+    #     t=15: D completes, free 2; h=B, s=30, x=0; C: 15+15 = 30 <= 30 -> C at 15.
+    #     t=30: X and C complete, free 4 -> B at 30.
+    #   thresholded: C (overdue) first: 10+15 = 25 <= 30 -> C at 10, free 0; D no room.
+    #     t=25: C completes, free 2. Waits B 24, D 19: both overdue -> queue B, D; h=B, s=30,
+    #     x=0; D: 25+5 = 30 <= 30 -> D at 25. t=30: X and D complete -> B at 30.
+    # Θ=∞, t=10: SPF queue D (5), B (10), C (15): D fits -> D at 10 (step 2), free 0; h=B;
+    #   walk D (e15): 2 < 4, X (e30): 4 -> s=30, x=0; no room for C. t=15: D completes, free 2;
+    #   queue B, C: h=B, s=30, x=0; C: 30 <= 30 -> C at 15. t=30: B at 30.
+    jobs = [job(1, 0, 2, 10), job(2, 0, 2, 30), job(3, 1, 4, 10), job(4, 2, 2, 15),
+            job(5, 6, 2, 5)]  # fmt: skip
+    assert (
+        sim(jobs, 4, primary="SPF", backfill="SPF", threshold_s=threshold_s,
+            threshold_backfill=threshold_backfill)
+        == expected
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("threshold_backfill", "expected"),
+    [
+        (False, {1: 0, 2: 0, 3: 30, 4: 15, 5: 10}),  # LCFS order: E before C
+        (True, {1: 0, 2: 0, 3: 30, 4: 10, 5: 15}),  # overdue: C (r2) before E (r3)
+    ],
+)
+def test_threshold_backfill_orders_overdue_candidates_by_submit_time(
+    sim, threshold_backfill, expected
+):
+    # m=4, EASY(LCFS, LCFS, Θ=5). A(1) r0 q2 p10; X(2) r0 q2 p30; B(3) r1 q4 p10;
+    # C(4) r2 q2 p5; E(5) r3 q2 p5.
+    # t=0: A and X start, free 0. t=1..3: nothing fits (no job is overdue yet).
+    # t=10: A completes, free 2. Waits B 9, C 8, E 7: all overdue -> queue B, C, E by (r, id).
+    #   B (4) does not fit: h=B; walk X (e30): 2 + 2 = 4 -> s=30, x=0. Candidates C, E, both
+    #   end by s, room for one:
+    #   plain LCFS order: E (r3) first -> E at 10. t=15: E completes, free 2; h=B; C:
+    #     15+5 = 20 <= 30 -> C at 15. t=30: X completes -> B at 30.
+    #   thresholded: both overdue, by submit time: C first -> C at 10. t=15: C completes;
+    #     h=B; E: 20 <= 30 -> E at 15. t=30: B at 30.
+    jobs = [job(1, 0, 2, 10), job(2, 0, 2, 30), job(3, 1, 4, 10), job(4, 2, 2, 5),
+            job(5, 3, 2, 5)]  # fmt: skip
+    assert (
+        sim(jobs, 4, primary="LCFS", backfill="LCFS", threshold_s=5.0,
+            threshold_backfill=threshold_backfill)
+        == expected
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("threshold_backfill", "expected"),
+    [
+        (False, {1: 0, 2: 0, 3: 30, 4: 40, 5: 10}),  # young D takes the extra processor
+        (True, {1: 0, 2: 0, 3: 30, 4: 10, 5: 40}),  # overdue C takes it
+    ],
+)
+def test_threshold_backfill_gives_the_extra_processors_to_overdue_jobs_first(
+    sim, threshold_backfill, expected
+):
+    # m=6, EASY(SPF, SPF, Θ=5). A(1) r0 q4 p10; X(2) r0 q2 p30; B(3) r1 q5 p10;
+    # C(4) r2 q1 p40; D(5) r6 q1 p35.
+    # t=0: A and X start, free 0; the passes at t=1, 2, 6 find no free processor.
+    # t=10: A completes, free 4. Waits B 9, C 8, D 4: B, C overdue -> queue B, C, D. B (5)
+    #   does not fit: h=B; walk X (e30): 4 + 2 = 6 >= 5 -> s=30, x=1. C (ends 50) and D
+    #   (ends 45) both end after s: each needs the one extra processor.
+    #   plain SPF order: D (e35) first: q1 <= x=1 -> D at 10, x=0; C: q1 > x=0 -> refused.
+    #     t=30: X completes, free 5: queue B, C (overdue): B at 30, free 0; h=C.
+    #     t=40: B completes -> C at 40.
+    #   thresholded: C (overdue) first -> C at 10, x=0; D refused. t=30: X completes, free 5:
+    #     queue B, D (wait 24, overdue): B at 30. t=40: B completes -> D at 40.
+    jobs = [job(1, 0, 4, 10), job(2, 0, 2, 30), job(3, 1, 5, 10), job(4, 2, 1, 40),
+            job(5, 6, 1, 35)]  # fmt: skip
+    assert (
+        sim(jobs, 6, primary="SPF", backfill="SPF", threshold_s=5.0,
+            threshold_backfill=threshold_backfill)
+        == expected
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------
 # Estimates: early completion, outliving the estimate, passes only at events
 # ---------------------------------------------------------------------------------------------
 

@@ -81,6 +81,23 @@ def test_policies_and_thresholds_change_the_schedule(kth, kth_fcfs):
     assert guarded.config.threshold_s == 0.0 and spf.config.threshold_s == math.inf
 
 
+def test_thresholded_backfill_order_on_the_real_log(kth):
+    # EASY(SPF, SPF, 2 h): many jobs wait longer than Θ, so trying them first changes things
+    plain = simulate(kth, "SPF", "SPF", "2h")
+    thresholded = simulate(kth, "SPF", "SPF", "2h", threshold_backfill=True)
+    assert not thresholded.jobs["start_s"].equals(plain.jobs["start_s"])
+    assert (thresholded.config.threshold_backfill, plain.config.threshold_backfill) == (True, False)
+    assert thresholded.config.to_dict()["threshold_backfill"] is True
+    # no effect without a threshold, nor with FCFS backfilling (overdue first = FCFS)
+    spf = simulate(kth, "SPF", "SPF")
+    assert simulate(kth, "SPF", "SPF", threshold_backfill=True).jobs.equals(spf.jobs)
+    fcfs_40h = simulate(kth, "SPF", "FCFS", "40h")
+    assert simulate(kth, "SPF", "FCFS", "40h", threshold_backfill=True).jobs.equals(fcfs_40h.jobs)
+    assert simulate(kth, threshold="40h", threshold_backfill=True).jobs.equals(
+        simulate(kth, threshold="40h").jobs
+    )
+
+
 def test_no_backfilling_waits_longer(kth, kth_fcfs):
     plain = simulate(kth, backfill=None)
     assert plain.summary.backfilled_jobs == 0
@@ -275,6 +292,12 @@ def test_non_numeric_arrays_name_the_argument():
 def test_bad_threshold_s_is_refused(threshold_s):
     with pytest.raises(ConfigurationError, match="threshold_s must be >= 0"):
         simulate_arrays(*_arrays(), 4, threshold_s=threshold_s)
+
+
+@pytest.mark.parametrize("value", [1, "yes", None])
+def test_threshold_backfill_must_be_a_bool(value):
+    with pytest.raises(TypeError, match="threshold_backfill must be True or False"):
+        simulate_arrays(*_arrays(), 4, threshold_backfill=value)
 
 
 def test_nan_until_s_is_refused():

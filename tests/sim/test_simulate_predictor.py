@@ -97,6 +97,7 @@ def test_default_predictor_none_changes_nothing(kth_slice, plain):
         ({"backfill": "LPF"}, "got backfill='LPF'"),
         ({"backfill": None}, "got backfill=None"),
         ({"threshold": "40h"}, "got threshold='40h'"),
+        ({"threshold_backfill": True}, "got threshold_backfill=True"),
         ({"estimate": "clairvoyant"}, "got estimate='clairvoyant'"),
         ({"estimate": np.ones(3)}, "got estimate='an ndarray'"),
         ({"outlive": "double"}, "got outlive='double'"),

@@ -295,6 +295,18 @@ def test_default_online_plan(config) -> None:
     assert len(plan.runs()) == 12 + 10 * 2
     assert {s.slug for s in plan.strategies if s.needs_simulation} == {"full", "noisy"}
     assert strategy_slug("bandit(eps=0.3)") == "bandit-eps0.3"
+    assert plan.threshold_backfill is True  # Algorithm 2: backfilling in the thresholded order
+
+
+def test_online_threshold_backfill(config) -> None:
+    changed = copy.deepcopy(config)
+    changed["online"]["threshold_backfill"] = False
+    assert online_plan(changed).threshold_backfill is False
+    del changed["online"]["threshold_backfill"]
+    assert online_plan(changed).threshold_backfill is True
+    changed["online"]["threshold_backfill"] = "yes"
+    with pytest.raises(ConfigurationError, match=r"config online\.threshold_backfill"):
+        online_plan(changed)
 
 
 @pytest.mark.parametrize(

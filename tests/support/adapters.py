@@ -20,6 +20,7 @@ def fast_simulation(
     threshold_s: float | None = None,
     reservation: str = "default",
     outlive: str = "requested",
+    threshold_backfill: bool = False,
 ) -> Simulation:
     """The finished fast simulation of ``jobs`` with naive_simulate's keyword arguments."""
     simulation = Simulation(
@@ -37,6 +38,7 @@ def fast_simulation(
         primary=primary,
         backfill=backfill,
         threshold_s=math.inf if threshold_s is None else threshold_s,
+        threshold_backfill=threshold_backfill,
     )
     return simulation
 

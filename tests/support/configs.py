@@ -65,6 +65,8 @@ def from_schema(node: dict[str, Any], key: str) -> st.SearchStrategy[Any]:
         low = node.get("minItems", 0)
         high = min(node.get("maxItems", 4), 4)
         return st.lists(items, min_size=max(low - 1, 0), max_size=high + 1)
+    if kinds == "boolean":
+        return st.one_of(st.booleans(), st.sampled_from(["yes", 1, None]))
     if kinds == "integer":
         return _number(node, integer=True)
     if kinds == "number":

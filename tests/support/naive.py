@@ -125,11 +125,14 @@ def naive_simulate(
     threshold_s: float | None = None,
     reservation: str = "default",
     outlive: str = "requested",
+    threshold_backfill: bool = False,
 ) -> dict[int, NaiveResult]:
     """Simulate EASY(primary, backfill, threshold) on `machine_procs` processors.
 
     Returns job_id -> NaiveResult(start_s, backfilled). `backfill=None` is plain list
-    scheduling, `threshold_s=None` is Θ = ∞.
+    scheduling, `threshold_s=None` is Θ = ∞. `threshold_backfill=True`: step 4 tries the
+    candidates in the thresholded order of the backfill policy (section "Thresholded backfill
+    order").
     """
     jobs = list(jobs)
     _check(jobs, machine_procs, primary, backfill, threshold_s, reservation, outlive)
@@ -203,8 +206,15 @@ def naive_simulate(
         # Step 5: no backfilling.
         if backfill is None:
             continue
-        # Step 4: backfill the others in P_B order; the shadow time is not recomputed.
-        for j in sorted(queue, key=key(backfill, now)):
+        # Step 4: backfill the others in P_B order; the shadow time is not recomputed. With
+        # threshold_backfill, the candidates waiting more than Θ (strictly) go first by (r, id),
+        # the others follow in P_B order.
+        candidates = sorted(queue, key=key(backfill, now))
+        if threshold_backfill:
+            overdue = [j for j in candidates if now - j.submit_s > theta]
+            others = [j for j in candidates if not now - j.submit_s > theta]
+            candidates = sorted(overdue, key=lambda j: (j.submit_s, j.job_id)) + others
+        for j in candidates:
             if j.procs > free:
                 continue
             if now + j.estimate_s <= shadow:

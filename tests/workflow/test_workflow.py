@@ -290,6 +290,23 @@ def test_more_weeks_add_only_new_batches(study: Path, tmp_path: Path) -> None:
     assert "filter_trace" not in jobs and "split_trace" not in jobs
 
 
+def test_changing_the_online_backfill_order_reruns_the_online_simulations(
+    study: Path, tmp_path: Path
+) -> None:
+    """online.threshold_backfill is a param of period_costs and online_run: turning it off
+    reruns them (and the tables and figures after them), not the long traces."""
+    project = tmp_path / "copy"
+    shutil.copytree(study, project, symlinks=True)
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    config["online"]["threshold_backfill"] = False
+    write_config(project, config)
+    jobs = planned_jobs(project)
+    # 2 replicas x 2 periods (full, noisy); 2 replicas x (3 fixed + 2 periods x 7 selectors)
+    assert jobs["period_costs"] == 2 * 2 and jobs["online_run"] == 2 * (3 + 2 * 7)
+    assert "long_trace" not in jobs and "simulate_batch" not in jobs
+    assert {"online_tables", "online_figure"} <= set(jobs)
+
+
 def test_online_study_tables_and_figures(study: Path) -> None:
     changes = read_csv(study / "results/online/tables/changes.csv")
     fixed = changes.filter(pl.col("strategy").str.starts_with("fixed:"))

@@ -237,6 +237,7 @@ def online_run_settings(wildcards):
         "period_s": period_seconds(wildcards),
         "policies": list(ONLINE_PLAN.policies),
         "threshold_s": ONLINE_PLAN.threshold_s,
+        "threshold_backfill": ONLINE_PLAN.threshold_backfill,
         "seed": ONLINE_PLAN.seed,
         "options": ONLINE_PLAN.selector_options,
     }

@@ -52,6 +52,7 @@ rule period_costs:
         period_s=period_seconds,
         policies=list(ONLINE_PLAN.policies),
         threshold_s=ONLINE_PLAN.threshold_s,
+        threshold_backfill=ONLINE_PLAN.threshold_backfill,
         code=step_hash(online_steps.period_costs),
     run:
         online_steps.period_costs(
@@ -63,6 +64,7 @@ rule period_costs:
             period_s=params.period_s,
             policies=params.policies,
             threshold_s=params.threshold_s,
+            threshold_backfill=params.threshold_backfill,
             log_path=log[0],
         )
 

@@ -7,6 +7,10 @@ trace's first submission; at the start of period t a selector
 next period. The system is never reset: jobs waiting or running at a switch carry over (one
 resumable :class:`~scheduler.sim.engine.Simulation` advanced period by period).
 
+Both queues are in the thresholded order of P, Algorithm 2 of Reis's thesis: with
+``threshold_backfill=True`` (the default here) the backfill candidates waiting more than Θ come
+first too; ``False`` orders them by P alone (``docs/simulator.md``, step 4).
+
 Feedback at the end of period t:
 
 - live: the sum of the waits (s) of the jobs that finished during the period (end time in
@@ -57,9 +61,11 @@ def simulated_period_costs(
     *,
     period_s: float,
     threshold_s: float,
+    threshold_backfill: bool = True,
 ) -> np.ndarray:
     """w(t; P): for each period t and policy P, the sum of the waits (s) of the jobs submitted
-    during t, simulated alone under EASY(P, P, Θ) from an empty machine until it drains.
+    during t, simulated alone under EASY(P, P, Θ) from an empty machine until it drains
+    (``threshold_backfill``: backfill in the thresholded order, as the live system).
 
     Returns a float64 array of shape (periods, len(policies)); periods run from the first to the
     last submission (later periods have no submitted job, hence cost 0).
@@ -77,7 +83,8 @@ def simulated_period_costs(
             start = simulate_arrays(
                 submit, trace.procs[lo:hi], trace.run_s[lo:hi], trace.estimate_s[lo:hi],
                 machine_procs, primary=policy, backfill=policy, threshold_s=threshold_s,
-                job_id=trace.job_id[lo:hi], validate=False,
+                threshold_backfill=threshold_backfill, job_id=trace.job_id[lo:hi],
+                validate=False,
             )  # fmt: skip
             costs[t, k] = float((start - submit).sum())
     return costs
@@ -107,9 +114,12 @@ def run_online(
     *,
     period_s: float,
     threshold_s: float = 40 * 3600.0,
+    threshold_backfill: bool = True,
     costs: np.ndarray | None = None,
 ) -> OnlineRun:
     """Run the live EASY(P_t, P_t, Θ) system, asking ``selector`` for P_t every period.
+
+    ``threshold_backfill`` (default: Algorithm 2) backfills in the thresholded order of P_t.
 
     ``costs`` is :func:`simulated_period_costs` for the selector's policies and ``period_s``
     (required when ``selector.needs_simulation``). The run goes on period by period until every
@@ -137,7 +147,10 @@ def run_online(
         policy = selector.choose(period)
         choices.append(policy)
         t_end = t0 + (period + 1) * period_s
-        simulation.run(t_end, primary=policy, backfill=policy, threshold_s=threshold_s)
+        simulation.run(
+            t_end, primary=policy, backfill=policy, threshold_s=threshold_s,
+            threshold_backfill=threshold_backfill,
+        )  # fmt: skip
         # jobs submitted by t_end join the watch list; those ended before t_end report now
         arrived = int(np.searchsorted(submit, t_end, side="left"))
         pending = np.concatenate((pending, np.arange(next_job, arrived, dtype=np.int64)))

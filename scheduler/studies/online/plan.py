@@ -62,6 +62,7 @@ class OnlinePlan:
     resampling: str
     policies: tuple[str, ...]
     threshold_s: float
+    threshold_backfill: bool
     periods: tuple[Threshold, ...]
     strategies: tuple[OnlineStrategy, ...]
     epsilons: tuple[float, ...]
@@ -121,6 +122,11 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
     require_in(initial in policies, "online.initial", initial, "online.policies")
     threshold = str(online.get("threshold", "40h"))
     threshold_s = threshold_list([threshold], "online.threshold")[0].seconds
+    threshold_backfill = online.get("threshold_backfill", True)
+    if not isinstance(threshold_backfill, bool):
+        raise ConfigurationError(
+            f"config online.threshold_backfill: must be true or false, got {threshold_backfill!r}"
+        )
     periods = []
     for label in online.get("periods", ["1d", "1w"]):
         if not _PERIOD_LABEL.match(str(label)):
@@ -209,6 +215,7 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
         resampling=resampling,
         policies=policies,
         threshold_s=threshold_s,
+        threshold_backfill=threshold_backfill,
         periods=tuple(periods),
         strategies=tuple(strategies),
         epsilons=epsilons,

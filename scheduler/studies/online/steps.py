@@ -85,21 +85,25 @@ def period_costs(
     period_s: float,
     policies: Sequence[str],
     threshold_s: float,
+    threshold_backfill: bool = True,
     log_path: str | None = None,
 ) -> None:
-    """Simulated feedback of a long trace: w(t; P) for every period t and policy P."""
+    """Simulated feedback of a long trace: w(t; P) for every period t and policy P
+    (``threshold_backfill``: backfill in the thresholded order, ``online.threshold_backfill``)."""
     with rule_log(log_path) as log:
         started = time.perf_counter()
         arrays, procs = kernel_arrays("long_trace", trace_path)
         costs = simulated_period_costs(
-            arrays, procs, tuple(policies), period_s=period_s, threshold_s=threshold_s
-        )
+            arrays, procs, tuple(policies), period_s=period_s, threshold_s=threshold_s,
+            threshold_backfill=threshold_backfill,
+        )  # fmt: skip
         table = pl.DataFrame(
             {"period_index": np.arange(costs.shape[0], dtype=np.int64)}
             | {policy: costs[:, k] for k, policy in enumerate(policies)}
         )
         config = {"trace": trace, "replica": replica, "period": period,
-                  "policies": list(policies), "threshold_s": threshold_s}  # fmt: skip
+                  "policies": list(policies), "threshold_s": threshold_s,
+                  "threshold_backfill": threshold_backfill}  # fmt: skip
         write_parquet(table, out_path, provenance(config, step="period_costs"))
         log(f"{trace} replica {replica} Δ={period}: {costs.shape[0]} periods × "
             f"{len(policies)} policies in {time.perf_counter() - started:.1f} s")  # fmt: skip
@@ -118,12 +122,14 @@ def online_run(
     policies: Sequence[str],
     threshold_s: float,
     seed: int,
+    threshold_backfill: bool = True,
     options: Mapping[str, Any] | None = None,
     costs_path: str | Sequence[str] | None = None,
     log_path: str | None = None,
 ) -> None:
     """One live run of a strategy (a selector spec) on a long trace: daily cumulative waits
-    and the policy chosen in every period."""
+    and the policy chosen in every period (``threshold_backfill``: EASY(P, Θ) backfills in the
+    thresholded order, ``online.threshold_backfill``)."""
     with rule_log(log_path) as log:
         started = time.perf_counter()
         arrays, procs = kernel_arrays("long_trace", trace_path)
@@ -138,8 +144,9 @@ def online_run(
         if costs_path is not None:
             costs = read_table(costs_path).select(list(policies)).to_numpy()
         result = run_online(
-            arrays, procs, selector, period_s=period_s, threshold_s=threshold_s, costs=costs
-        )
+            arrays, procs, selector, period_s=period_s, threshold_s=threshold_s,
+            threshold_backfill=threshold_backfill, costs=costs,
+        )  # fmt: skip
         days = result.daily_cumulative_wait_s.size
         keys = {"trace": trace, "replica": replica, "strategy": strategy, "period": period}
         curve = pl.DataFrame(
@@ -161,8 +168,8 @@ def online_run(
             costs_by_period = {e["period"]: e.get("costs") for e in selector.history}
             columns["costs_s"] = [costs_by_period.get(t) for t in range(periods)]
         choices = pl.DataFrame(columns)
-        config = {**keys, "threshold_s": threshold_s, "seed": seed,
-                  "options": dict(options or {})}  # fmt: skip
+        config = {**keys, "threshold_s": threshold_s, "threshold_backfill": threshold_backfill,
+                  "seed": seed, "options": dict(options or {})}  # fmt: skip
         record = provenance(config, step="online_run")
         write_parquet(curve, curve_path, record)
         write_parquet(choices, choices_path, record)

@@ -85,14 +85,30 @@ def test_long_trace_lays_resampled_weeks_end_to_end(filtered, table) -> None:
     assert long_trace(filtered, 0, weeks=6, seed=3, trace="KTH-SP2").equals(table)
 
 
-def test_fixed_policy_run_equals_one_simulation(table, arrays) -> None:
+@pytest.mark.parametrize("threshold_backfill", [True, False])
+def test_fixed_policy_run_equals_one_simulation(table, arrays, threshold_backfill) -> None:
+    """The live system is EASY(P, P, Θ), backfilling in the thresholded order by default
+    (Algorithm 2) or in P's order with ``threshold_backfill=False``."""
     selector = make_selector("fixed:SPF", POLICIES, rng=np.random.default_rng(0))
-    run = run_online(arrays, MACHINE, selector, period_s=DAY_S, threshold_s=THETA)
-    direct = scheduler.simulate(table, "SPF", "SPF", THETA, machine_procs=MACHINE)
+    options = {} if threshold_backfill else {"threshold_backfill": False}
+    run = run_online(arrays, MACHINE, selector, period_s=DAY_S, threshold_s=THETA, **options)
+    direct = scheduler.simulate(
+        table, "SPF", "SPF", THETA, threshold_backfill=threshold_backfill, machine_procs=MACHINE
+    )
     by_id = direct.jobs.sort("job_id")["start_s"].to_numpy()
     assert np.array_equal(run.start_s, by_id)
     assert run.total_wait_s == pytest.approx(float(direct.jobs["wait_s"].sum()), rel=1e-12)
     assert set(run.choices) == {"SPF"}
+
+
+def test_thresholded_backfill_order_matters_on_a_loaded_long_trace(table, arrays) -> None:
+    """At Θ = 2 h many jobs are overdue: the two backfill orders give different schedules."""
+    runs = [
+        run_online(arrays, MACHINE, Scripted(["SPF"]), period_s=DAY_S, threshold_s=7200.0,
+                   threshold_backfill=flag).start_s
+        for flag in (True, False)
+    ]  # fmt: skip
+    assert not np.array_equal(*runs)
 
 
 def test_switching_mid_run_equals_the_two_halves_by_hand(arrays) -> None:
@@ -129,8 +145,14 @@ def test_live_feedback_accounts_for_every_job_once(arrays) -> None:
     assert len(run.choices) == len(selector.feedback)
 
 
-def test_simulated_period_costs_simulate_each_period_alone(table, arrays) -> None:
-    costs = simulated_period_costs(arrays, MACHINE, POLICIES, period_s=DAY_S, threshold_s=THETA)
+@pytest.mark.parametrize("threshold_backfill", [True, False])
+def test_simulated_period_costs_simulate_each_period_alone(
+    table, arrays, threshold_backfill
+) -> None:
+    costs = simulated_period_costs(
+        arrays, MACHINE, POLICIES, period_s=DAY_S, threshold_s=THETA,
+        threshold_backfill=threshold_backfill,
+    )  # fmt: skip
     t0 = arrays.submit_s[0]
     assert costs.shape == (math.floor((arrays.submit_s[-1] - t0) / DAY_S) + 1, len(POLICIES))
     for t in (0, 9, costs.shape[0] - 1):
@@ -140,7 +162,10 @@ def test_simulated_period_costs_simulate_each_period_alone(table, arrays) -> Non
         for k, policy in enumerate(POLICIES):
             expected = 0.0
             if jobs.height:
-                result = scheduler.simulate(jobs, policy, policy, THETA, machine_procs=MACHINE)
+                result = scheduler.simulate(
+                    jobs, policy, policy, THETA, threshold_backfill=threshold_backfill,
+                    machine_procs=MACHINE,
+                )  # fmt: skip
                 expected = float(result.jobs["wait_s"].sum())
             assert costs[t, k] == pytest.approx(expected, rel=1e-12, abs=1e-9)
     assert (costs >= 0).all() and costs.sum() > 0

@@ -5,12 +5,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import polars as pl
+import pytest
 from support.online import TRACES, curves_from, simulated_runs
 
+from scheduler.core.provenance import read_parquet_provenance
+from scheduler.sim.arrays import kernel_arrays
 from scheduler.studies.online import steps as online_steps
+from scheduler.studies.online.live import DAY_S, simulated_period_costs
 from scheduler.studies.online.plan import online_plan
 from scheduler.studies.online.runs import CHOICE_COLUMNS
+from scheduler.traces import steps as trace_steps
+
+REPO = Path(__file__).resolve().parents[3]
 
 OUTPUTS = (
     "epsilon_csv", "epsilon_md", "changes_parquet", "changes_csv", "fixed_md", "strategies_md",
@@ -109,3 +117,55 @@ def test_online_tables_without_a_bandit(tmp_path: Path) -> None:
     changes = pl.read_parquet(outputs["changes_parquet"])
     assert not changes["strategy"].str.starts_with("bandit").any()
     assert not list(tmp_path.glob("epsilon*"))
+
+
+@pytest.fixture(scope="module")
+def long_trace_path(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Two resampled weeks of the bundled KTH slice, as the workflow's long_trace rule makes."""
+    folder = tmp_path_factory.mktemp("online-steps")
+    filtered = str(folder / "filtered.parquet")
+    trace_steps.filter_trace(
+        str(REPO / "resources" / "KTH-slice.swf.gz"), filtered, str(folder / "report.json"),
+        trace="KTH-slice",
+    )  # fmt: skip
+    out = str(folder / "replica0.parquet")
+    online_steps.make_long_trace(filtered, out, trace="KTH-slice", replica=0, weeks=2, seed=1)
+    return out
+
+
+@pytest.mark.parametrize("threshold_backfill", [True, False])
+def test_online_steps_pass_the_backfill_order_on(
+    tmp_path: Path, long_trace_path: str, threshold_backfill: bool
+) -> None:
+    """period_costs and online_run simulate with ``threshold_backfill`` and record it."""
+    policies, threshold_s = ["FCFS", "SPF"], 7200.0
+    common = {"trace": "KTH-slice", "replica": 0, "period": "1d", "period_s": DAY_S,
+              "policies": policies, "threshold_s": threshold_s,
+              "threshold_backfill": threshold_backfill}  # fmt: skip
+    costs_path = str(tmp_path / "costs.parquet")
+    online_steps.period_costs(long_trace_path, costs_path, **common)
+    arrays, procs = kernel_arrays("long_trace", long_trace_path)
+    expected = simulated_period_costs(
+        arrays, procs, tuple(policies), period_s=DAY_S, threshold_s=threshold_s,
+        threshold_backfill=threshold_backfill,
+    )  # fmt: skip
+    assert np.array_equal(pl.read_parquet(costs_path).select(policies).to_numpy(), expected)
+    assert read_parquet_provenance(costs_path)["config"]["threshold_backfill"] is threshold_backfill
+    curve, choices = str(tmp_path / "curve.parquet"), str(tmp_path / "choices.parquet")
+    online_steps.online_run(
+        long_trace_path, curve, choices, strategy="fixed:SPF", seed=0, **common
+    )  # fmt: skip
+    assert read_parquet_provenance(curve)["config"]["threshold_backfill"] is threshold_backfill
+
+
+def test_online_run_step_backfill_orders_differ(tmp_path: Path, long_trace_path: str) -> None:
+    totals = []
+    for flag in (True, False):
+        curve = str(tmp_path / f"curve-{flag}.parquet")
+        online_steps.online_run(
+            long_trace_path, curve, str(tmp_path / f"choices-{flag}.parquet"), trace="KTH-slice",
+            replica=0, strategy="fixed:SPF", period="1d", period_s=DAY_S,
+            policies=["FCFS", "SPF"], threshold_s=7200.0, seed=0, threshold_backfill=flag,
+        )  # fmt: skip
+        totals.append(pl.read_parquet(curve)["cumulative_wait_s"][-1])
+    assert totals[0] != totals[1]
