@@ -161,9 +161,7 @@ def test_an_arm_without_counted_jobs_never_looks_best() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    feedback=st.lists(
-        st.tuples(st.floats(0.0, 1e6), st.integers(0, 3)), min_size=1, max_size=30
-    ),
+    feedback=st.lists(st.tuples(st.floats(0.0, 1e6), st.integers(0, 3)), min_size=1, max_size=30),
     forced=st.booleans(),
     discount=st.sampled_from([1.0, 0.7]),
 )

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from scheduler.core.errors import ConfigurationError
 from scheduler.studies.common.bandits import (
     UCB,
     BanditFeedback,
@@ -31,7 +32,6 @@ from scheduler.studies.common.bandits import (
     NormalisedBandit,
     Thompson,
 )
-from scheduler.core.errors import ConfigurationError
 from scheduler.studies.online.selectors.base import (
     BaseSelector,
     PeriodFeedback,
