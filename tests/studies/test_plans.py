@@ -18,7 +18,8 @@ from snakemake.utils import validate
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.studies.common.config import Threshold, TraceEntry
-from scheduler.studies.online.plan import online_plan, strategy_slug
+from scheduler.studies.online.epsilon import EPSILON_VOTES
+from scheduler.studies.online.plan import THESIS_SELECTORS, online_plan, strategy_slug
 from scheduler.studies.tuning.plan import Batch, SimulationCase, tuning_plan
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -350,9 +351,50 @@ def test_bandit_epsilons_are_the_configured_ones(config) -> None:
     """#11: the ε vote's candidates come from online.epsilons, and only when a bandit runs."""
     assert online_plan(config).bandit_epsilons == (0.1, 0.3, 0.5, 0.7, 0.9)
     changed = copy.deepcopy(config)
-    changed["online"].update(epsilons=[0.4, 0.9])
+    changed["online"].update(epsilons=[0.4, 0.9], epsilon=0.4)  # one trace: online.epsilon runs
     assert online_plan(changed).bandit_epsilons == (0.4, 0.9)
     changed["online"].update(selectors=["random", "ucb"])
+    assert online_plan(changed).bandit_epsilons == ()
+
+
+def test_online_defaults_are_the_published_study(config) -> None:
+    """#16 (9, 10, 14): without the keys, the thesis' selectors, no forced round, the pooled
+    leave-one-trace-out vote and the configured ε 0.1; the default config lists the thesis set
+    and two additions (labelled in tables and figures)."""
+    bare = online_plan({"online": {"policies": ["FCFS", "SPF"]}})
+    assert [s.spec.split("(")[0] for s in bare.strategies if s.periods != ("none",)] == [
+        "random", "full", "noisy", *["bandit"] * 5,
+    ]  # fmt: skip
+    assert THESIS_SELECTORS == ("random", "full", "noisy", "bandit")
+    assert (bare.epsilon, bare.epsilon_vote) == (0.1, "pooled")
+    assert bare.selector_options["forced_round"] is False
+    schema = yaml.safe_load(SCHEMA.read_text())["properties"]["online"]["properties"]
+    assert schema["selectors"]["default"] == list(THESIS_SELECTORS)
+    assert schema["bandit_forced_round"]["default"] is False
+    assert (schema["epsilon"]["default"], schema["epsilon_vote"]["default"]) == (0.1, "pooled")
+    assert schema["epsilon_vote"]["enum"] == list(EPSILON_VOTES)
+    plan = online_plan(config)
+    selectors = {s.spec.split("(")[0] for s in plan.strategies if s.periods != ("none",)}
+    assert selectors == {*THESIS_SELECTORS, "ucb", "swucb"}
+    assert (plan.epsilon, plan.epsilon_vote) == (0.1, "pooled")
+    forced = copy.deepcopy(config)
+    forced["online"]["bandit_forced_round"] = True
+    assert online_plan(forced).selector_options["forced_round"] is True
+
+
+def test_the_configured_epsilon_must_be_run_when_nobody_votes(config) -> None:
+    """#16 (10): one trace (or epsilon_vote configured) runs online.epsilon, so it must be one
+    of online.epsilons; with several traces that vote, it need not be."""
+    changed = copy.deepcopy(config)
+    changed["online"].update(epsilons=[0.3, 0.5])
+    with pytest.raises(ConfigurationError, match=r"online.epsilon: 0.1 is not among online"):
+        online_plan(changed)
+    changed["online"]["traces"] = ["KTH-SP2", "SDSC-BLUE"]
+    assert online_plan(changed).epsilon == 0.1  # the vote chooses among 0.3, 0.5
+    changed["online"]["epsilon_vote"] = "configured"
+    with pytest.raises(ConfigurationError, match=r"online\.epsilon_vote: configured"):
+        online_plan(changed)
+    changed["online"]["selectors"] = ["random"]  # no bandit: no ε needed
     assert online_plan(changed).bandit_epsilons == ()
 
 
@@ -360,6 +402,9 @@ def test_bandit_epsilons_are_the_configured_ones(config) -> None:
     ("change", "message"),
     [
         ({"selectors": ["random", "Random"]}, "online.selectors: random listed twice"),
+        ({"epsilon_vote": "mine"}, "online.epsilon_vote: 'mine'"),
+        ({"epsilon": 1.5}, "online.epsilon: 1.5"),
+        ({"bandit_forced_round": "yes"}, "online.bandit_forced_round"),
         ({"epsilons": [0.3, 0.1, 0.3]}, "online.epsilons: 0.3 listed twice"),
         ({"periods": ["1d", "24h"]}, "online.periods: '1d' and '24h' are the same duration"),
         ({"periods": ["1e1d"]}, "plain decimal"),

@@ -314,11 +314,19 @@ def test_online_study_tables_and_figures(study: Path) -> None:
     reference = fixed.filter(pl.col("strategy") == "fixed:FCFS")
     assert reference["relative_change"].to_list() == [0.0]
     selectors = set(changes.filter(pl.col("period") == "1d")["strategy"].to_list())
-    assert {"random", "full", "noisy", "ucb", "swucb", "bandit (LOTO ε)"} <= selectors
+    # one trace: the bandit runs with the configured ε (online.epsilon), labelled so (#16)
+    assert {"random", "full", "noisy", "ucb", "swucb", "bandit (configured ε)"} <= selectors
     best = changes.filter(pl.col("strategy") == "best fixed (hindsight)")
     assert best["relative_change"][0] == fixed["relative_change"].min()
+    assert best["p_value"].is_nan().all()  # descriptive; the tests use the cross-fitted one
+    crossfit = changes.filter(pl.col("strategy") == "best fixed (cross-fitted)")
+    assert crossfit.height == 1 and crossfit["source"][0].count("fixed:") == 2
+    additions = changes.filter(~pl.col("from_thesis"))["strategy"].to_list()
+    assert set(additions) == {"ucb", "swucb", "best fixed (cross-fitted)"}
+    strategies = (study / "results/online/tables/strategies.md").read_text()
+    assert "| ucb (addition) | 1d |" in strategies and "| random | 1d |" in strategies
     epsilon = read_csv(study / "results/online/tables/epsilon.csv")
-    assert set(epsilon["chosen"].to_list()) <= {0.1, 0.5}
+    assert set(epsilon["chosen"].to_list()) == {0.1} and set(epsilon["how"]) == {"configured"}
     choices = pl.read_parquet(study / "results/online/KTH-slice/choices/1d/noisy/replica1.parquet")
     assert choices["period_index"].to_list() == list(range(choices.height))
     assert set(choices["policy"].to_list()) <= {"FCFS", "SPF", "LQF"}
@@ -564,17 +572,20 @@ def online_only(tmp_path: Path, kth_path: Path, **online: object) -> Path:
 
 
 def test_epsilon_is_chosen_among_the_configured_values(tmp_path: Path, kth_path: Path) -> None:
-    """With epsilons [0.2, 0.4] (none of them in the old built-in list) the tables are made and
-    the ε table reports one of them."""
-    project = online_only(tmp_path, kth_path, selectors=["random", "bandit"], epsilons=[0.2, 0.4])
+    """With epsilons [0.2, 0.4] (none of them in the old built-in list) the tables are made;
+    one trace cannot vote, so the ε table reports the configured online.epsilon (#16)."""
+    project = online_only(
+        tmp_path, kth_path, selectors=["random", "bandit"], epsilons=[0.2, 0.4], epsilon=0.4
+    )
     jobs = planned_jobs(project)
     assert jobs["online_run"] == 2 * (2 + 3) and jobs["online_tables"] == 1
     snakemake(project)
     epsilon = read_csv(project / "results/online/tables/epsilon.csv")
-    assert epsilon.height == 1 and epsilon["chosen"][0] in {0.2, 0.4}
-    assert epsilon["chosen_strategy"][0] in {"bandit(eps=0.2)", "bandit(eps=0.4)"}
+    assert epsilon.height == 1 and epsilon["chosen"][0] == 0.4
+    assert epsilon["chosen_strategy"][0] == "bandit(eps=0.4)" and epsilon["how"][0] == "configured"
     changes = read_csv(project / "results/online/tables/changes.csv")
-    assert "bandit (LOTO ε)" in changes["strategy"].to_list()
+    assert "bandit (configured ε)" in changes["strategy"].to_list()
+    assert "configured ε" in (project / "results/online/tables/epsilon.md").read_text()
 
 
 def test_a_study_without_a_bandit_has_no_epsilon_table(tmp_path: Path, kth_path: Path) -> None:

@@ -113,13 +113,16 @@ rule online_tables:
     conda:
         "../envs/schedlab.yaml"
     params:
-        # the bandit's configured epsilons are the vote's only candidates (none: no bandit)
+        # the bandit's configured epsilons are the vote's only candidates (none: no bandit);
+        # online.epsilon when nobody can vote (one trace) or epsilon_vote is "configured"
         settings={
             "reference": ONLINE_PLAN.reference,
             "threshold_s": ONLINE_PLAN.threshold_s,
             "confidence": ONLINE_PLAN.confidence,
             "seed": ONLINE_PLAN.seed,
             "epsilons": list(ONLINE_PLAN.bandit_epsilons),
+            "epsilon": ONLINE_PLAN.epsilon,
+            "epsilon_vote": ONLINE_PLAN.epsilon_vote,
         },
         code=step_hash(online_steps.online_tables),
     run:

@@ -13,8 +13,8 @@ that finished; the redirection study: their bounded slowdowns). The bandits neve
 A bandit has two calls, :meth:`Bandit.choose` (the index of the arm to run, and the quantities
 the choice rested on) and :meth:`Bandit.update` (learn the feedback of the arm that ran, return
 what to record); call order and history are the caller's business. :func:`make_bandit` builds
-one from a spec: ``bandit(eps=0.1[, discount=λ])``, ``ucb[(c=1)]``, ``swucb(window=20[, c=1])``,
-``thompson``.
+one from a spec: ``bandit(eps=0.1[, discount=λ][, forced=1])``, ``ucb[(c=1)]``,
+``swucb(window=20[, c=1])``, ``thompson``.
 """
 
 from __future__ import annotations
@@ -95,39 +95,92 @@ class Bandit(abc.ABC):
 
 
 class EpsilonGreedy(Bandit):
-    """ε-greedy with the estimate ``Σ_{t<T, arm_t=a} λ^(T-1-t) total_t / Σ_{t<T, arm_t=a}
-    count_t`` (discounted numerator over a plain count, as published in the online study's
-    thesis; 0 when the arm ran but counted no job).
+    """ε-greedy as published (Reis's thesis, eq. 6.8–6.9), optionally with a forced round.
 
-    With probability 1 - ε the greedy arm runs (the first untried arm, else the lowest estimate,
-    ties: arm order); with probability ε an arm drawn uniformly. Each choice draws the coin and
-    the uniform pick from ``rng``, whatever the outcome. The details hold ``"estimates"`` (NaN
-    when untried), ``"greedy"`` (its index) and ``"explored"``.
+    **Estimate.** The estimated cost per job of arm a at choice T is ::
+
+        Σ_{t<T, arm_t=a} λ^(T-1-t) total_t  /  Σ_{t<T, arm_t=a} count_t
+
+    (a discounted numerator over a plain count, as published). An arm has *no data* while that
+    count is 0: it never ran, or it ran only in periods that counted no job (a period with count
+    0 teaches nothing about the mean; it never makes an estimate of 0). An arm without data has
+    no estimate (NaN in the details) and is treated as +inf: it is never the greedy arm while
+    another arm has data, so it never looks best on no data.
+
+    **Choice.** With probability 1 - ε the greedy arm runs, with probability ε an arm drawn
+    uniformly among all arms. The greedy arm is the arm with the lowest estimate among the arms
+    with data (ties: arm order); when no arm has data yet, the arm ``initial`` (index; the first
+    arm by default). With ``forced_round`` (not in the published rule) the greedy arm is the
+    first arm that never ran, in arm order, until every arm has run once: a round of |arms|
+    periods, e.g. 12 weeks with 12 policies at Δ = 1 week, 11 % of a two-year trace. Each choice
+    draws the coin and the uniform pick from ``rng``, whatever the outcome (so the two rules see
+    the same random numbers).
+
+    Parameters
+    ----------
+    arms
+        The arms (hashable labels, in tie-breaking order).
+    epsilon
+        Exploration probability ε in [0, 1].
+    discount
+        λ in (0, 1], per elapsed choice; 1 sums plainly.
+    rng
+        Source of the coin and the uniform pick.
+    forced_round
+        Run every arm once first (False: the published rule).
+    initial
+        Index of the greedy arm while no arm has data (0 <= initial < |arms|).
+
+    The details of a choice hold ``"estimates"`` (NaN: no data), ``"greedy"`` (its index) and
+    ``"explored"`` (the ε coin came up; the uniform pick may still be the greedy arm).
     """
 
     def __init__(
-        self, arms: Sequence[Hashable], *, epsilon: float, discount: float, rng: np.random.Generator
+        self,
+        arms: Sequence[Hashable],
+        *,
+        epsilon: float,
+        discount: float,
+        rng: np.random.Generator,
+        forced_round: bool = False,
+        initial: int = 0,
     ) -> None:
         super().__init__(arms)
+        if isinstance(initial, bool) or not isinstance(initial, int | np.integer):
+            raise ConfigurationError(f"ε-greedy initial must be an arm index, not {initial!r}")
+        if not 0 <= initial < len(self.arms):
+            raise ConfigurationError(
+                f"ε-greedy initial arm index {initial} is outside 0..{len(self.arms) - 1}"
+            )
         self.epsilon = epsilon
         self.discount = discount
+        self.forced_round = bool(forced_round)
+        self.initial = int(initial)
         self._rng = rng
         self._discounted_total = np.zeros(len(self.arms))
         self._count = np.zeros(len(self.arms))
         self._tried = np.zeros(len(self.arms), dtype=bool)
 
     def estimates(self) -> np.ndarray:
-        """Current estimated cost per job of each arm (NaN for untried arms)."""
+        """Current estimated cost per job of each arm (NaN: no data, i.e. no counted job)."""
         estimates = np.full(len(self.arms), np.nan)
-        estimates[self._tried] = 0.0
         counted = self._count > 0
         estimates[counted] = self._discounted_total[counted] / self._count[counted]
         return estimates
 
+    def greedy(self, estimates: np.ndarray) -> int:
+        """The greedy arm given :meth:`estimates` (see the class docstring)."""
+        if self.forced_round:
+            untried = np.flatnonzero(~self._tried)
+            if untried.size:
+                return int(untried[0])
+        if np.isnan(estimates).all():
+            return self.initial
+        return int(np.argmin(np.where(np.isnan(estimates), np.inf, estimates)))
+
     def choose(self) -> tuple[int, dict[str, Any]]:
         estimates = self.estimates()
-        untried = np.flatnonzero(~self._tried)
-        greedy = int(untried[0]) if untried.size else int(np.argmin(estimates))
+        greedy = self.greedy(estimates)
         coin = float(self._rng.random())
         pick = int(self._rng.integers(len(self.arms)))
         explored = coin < self.epsilon
@@ -242,18 +295,30 @@ class Thompson(NormalisedBandit):
 
 #: Base names of the bandit specs and their inline options (option → parameter).
 BANDIT_KINDS: dict[str, dict[str, str]] = {
-    "bandit": {"eps": "epsilon", "epsilon": "epsilon", "discount": "discount"},
+    "bandit": {
+        "eps": "epsilon",
+        "epsilon": "epsilon",
+        "discount": "discount",
+        "forced": "forced_round",
+    },
     "ucb": {"c": "exploration", "exploration": "exploration"},
     "swucb": {"c": "exploration", "exploration": "exploration", "window": "window"},
     "thompson": {},
 }
 _SPEC = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
-_DEFAULTS = {"epsilon": 0.1, "discount": 1.0, "exploration": 1.0, "window": 20.0}
+_DEFAULTS = {
+    "epsilon": 0.1,
+    "discount": 1.0,
+    "forced_round": 0.0,
+    "exploration": 1.0,
+    "window": 20.0,
+}
 
 
 def make_bandit(spec: str, arms: Sequence[Hashable], *, rng: np.random.Generator) -> Bandit:
-    """The bandit of ``spec`` over ``arms``: ``bandit(eps=ε[, discount=λ])`` (ε-greedy, ε = 0.1
-    and λ = 1 by default), ``ucb[(c=…)]``, ``swucb[(window=…, c=…)]`` (c = 1, window = 20
+    """The bandit of ``spec`` over ``arms``: ``bandit(eps=ε[, discount=λ][, forced=0|1])``
+    (ε-greedy as published, ε = 0.1, λ = 1 and no forced round by default; with no data on any
+    arm yet the first arm is greedy), ``ucb[(c=…)]``, ``swucb[(window=…, c=…)]`` (c = 1, window = 20
     counted periods by default), ``thompson``; case-insensitive.
 
     Raises
@@ -287,8 +352,16 @@ def make_bandit(spec: str, arms: Sequence[Hashable], *, rng: np.random.Generator
         raise ConfigurationError(f"bandit spec {spec!r}: need eps in [0, 1], discount in (0, 1]")
     if values["exploration"] < 0 or values["window"] < 1 or values["window"] % 1:
         raise ConfigurationError(f"bandit spec {spec!r}: need c >= 0 and a whole window >= 1")
+    if values["forced_round"] not in (0.0, 1.0):
+        raise ConfigurationError(f"bandit spec {spec!r}: forced is 0 (published) or 1")
     if kind == "bandit":
-        return EpsilonGreedy(arms, epsilon=values["epsilon"], discount=values["discount"], rng=rng)
+        return EpsilonGreedy(
+            arms,
+            epsilon=values["epsilon"],
+            discount=values["discount"],
+            rng=rng,
+            forced_round=values["forced_round"] == 1.0,
+        )
     if kind == "thompson":
         return Thompson(arms, rng=rng)
     window = int(values["window"]) if kind == "swucb" else None

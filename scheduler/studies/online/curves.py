@@ -1,6 +1,7 @@
 """The online study over time: the cumulative waiting-time improvement over the reference
-(:func:`improvement_curves`) and the share of the periods choosing each policy
-(:func:`choice_shares`), day by day, for the figures of :mod:`scheduler.studies.online.figures`.
+(:func:`improvement_curves`, a ratio of sums over replicas that ends at the tables' value) and
+the share of the periods choosing each policy (:func:`choice_shares`), day by day, for the
+figures of :mod:`scheduler.studies.online.figures`.
 """
 
 from __future__ import annotations
@@ -29,13 +30,20 @@ _DEFAULT_PERIODS: dict[str, float] = {"1d": 86_400.0, "1w": 604_800.0}
 
 
 def improvement_curves(curves: pl.DataFrame, *, reference: str) -> pl.DataFrame:
-    """Cumulative waiting-time improvement over the reference, day by day.
+    """Cumulative waiting-time improvement over the reference, day by day, ending at the table.
 
     Every run is put on the days 0..D of its trace (D = last day of the longest run of the
     trace): a day without a row keeps the run's previous cumulative wait (a run that ended
-    earlier keeps its last value; before its first row it is 0). For replica k and day d,
-    ``improvement_k(d) = (C_ref,k(d) − C_S,k(d)) / C_ref,k(d)`` (0 when C_ref,k(d) = 0), where
-    C is the cumulative wait (s); positive = less waiting than the reference so far.
+    earlier keeps its last value; before its first row it is 0). For a strategy S, over its
+    replicas K and day d::
+
+        improvement(d) = (Σ_K C_ref,k(d) − Σ_K C_S,k(d)) / Σ_K C_ref,k(d)
+
+    (0 when Σ_K C_ref,k(d) = 0), where C is the cumulative wait (s): a ratio of sums over the
+    replicas, the statistic of the tables, not a mean of per-replica ratios. On day D every C is
+    the run's total wait W, so the curve ends exactly at ``−relative_change`` of
+    :func:`~scheduler.studies.online.changes.relative_changes` (same replicas, same sums; up to
+    the rounding of the summation order). Positive = less waiting than the reference so far.
 
     Parameters
     ----------
@@ -48,10 +56,13 @@ def improvement_curves(curves: pl.DataFrame, *, reference: str) -> pl.DataFrame:
     Returns
     -------
     pl.DataFrame
-        Columns :data:`IMPROVEMENT_COLUMNS`: per (trace, strategy, period, day) the mean over
-        replicas (``mean_improvement``), its 10 % and 90 % quantiles (``q10``, ``q90``; linear
-        interpolation as :func:`numpy.quantile`) as fractions (0.1 = 10 % less cumulative
-        wait), and the number of ``replicas``. The reference's own rows are 0.
+        Columns :data:`IMPROVEMENT_COLUMNS`: per (trace, strategy, period, day) the ratio of
+        sums ``improvement``, and the spread of the replicas: the 10 % and 90 % quantiles
+        (``q10``, ``q90``; linear interpolation as :func:`numpy.quantile`) of the per-replica
+        ratios (C_ref,k(d) − C_S,k(d)) / C_ref,k(d) (0 when C_ref,k(d) = 0), all as fractions
+        (0.1 = 10 % less cumulative wait), and the number of ``replicas``. The reference's own
+        rows are 0. (The ratio of sums is a weighted mean of the per-replica ratios, weights
+        C_ref,k(d), so it lies between their extremes, not always between q10 and q90.)
 
     Raises
     ------
@@ -98,20 +109,29 @@ def improvement_curves(curves: pl.DataFrame, *, reference: str) -> pl.DataFrame:
             f"{what}: {orphans.height} (trace, replica) pair(s) have runs but no reference "
             f"{reference!r} run, e.g. trace {first[0]!r}, replica {first[1]}"
         )
-    improvement = (
+    per_replica = (
         pl.when(pl.col("c_ref") == 0.0)
         .then(0.0)
         .otherwise((pl.col("c_ref") - pl.col("c")) / pl.col("c_ref"))
     )
+    # replicas in a fixed order, so that the sums add up as the tables' sums do
     table = (
         dense.join(ref, on=["trace", "replica", "day"], how="left")
-        .with_columns(improvement.alias("improvement"))
-        .group_by(*GROUP_KEY, "day")
+        .sort(*GROUP_KEY, "day", "replica")
+        .with_columns(per_replica.alias("ratio"))
+        .group_by(*GROUP_KEY, "day", maintain_order=True)
         .agg(
-            pl.col("improvement").mean().alias("mean_improvement"),
-            pl.col("improvement").quantile(0.1, interpolation="linear").alias("q10"),
-            pl.col("improvement").quantile(0.9, interpolation="linear").alias("q90"),
+            pl.col("c_ref").sum().alias("_ref_sum"),
+            pl.col("c").sum().alias("_sum"),
+            pl.col("ratio").quantile(0.1, interpolation="linear").alias("q10"),
+            pl.col("ratio").quantile(0.9, interpolation="linear").alias("q90"),
             pl.col("replica").n_unique().cast(pl.Int64).alias("replicas"),
+        )
+        .with_columns(
+            pl.when(pl.col("_ref_sum") == 0.0)
+            .then(0.0)
+            .otherwise((pl.col("_ref_sum") - pl.col("_sum")) / pl.col("_ref_sum"))
+            .alias("improvement")
         )
         .select(IMPROVEMENT_COLUMNS)
     )

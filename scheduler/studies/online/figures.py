@@ -8,12 +8,15 @@ selection and policy colours of :mod:`scheduler.studies.tuning.figures`.
 * :func:`fixed_improvement_plot` and :func:`selector_improvement_plot` draw
   :func:`~scheduler.studies.online.curves.improvement_curves`: the cumulative waiting-time
   improvement over the reference EASY(P_ref, Θ) of the config (``online.reference``,
-  ``online.threshold``; EASY(FCFS, 40 h) by default), in percent, against the time in days;
+  ``online.threshold``; EASY(FCFS, 40 h) by default), in percent, against the time in days: the
+  ratio of sums over the replicas (solid; its last point is the tables' relative change, sign
+  reversed) and the 10 % / 90 % quantiles of the per-replica ratios (dashed);
 * :func:`choice_share_plot` draws :func:`~scheduler.studies.online.curves.choice_shares`: the
   share of the policy periods choosing each policy over time, stacked.
 
 The selectors and their order come from the selector registry
-(:data:`scheduler.studies.online.selectors.SELECTORS`).
+(:data:`scheduler.studies.online.selectors.SELECTORS`); schedlab's additions (kinds without the
+``thesis`` flag: ``ucb``, ``swucb``, ``thompson``) are labelled ``"<name> (addition)"``.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from scheduler.studies.online.runs import (
     IMPROVEMENT_COLUMNS,
     ONLINE_POLICIES,
     SHARE_COLUMNS,
+    display_name,
     eps_text,
     fixed_policy_name,
     reference_label,
@@ -99,7 +103,7 @@ STRATEGY_COLOURS: dict[str, str] = {
     **dict(zip(_SELECTOR_ORDER, _OKABE_ITO, strict=False)),
 }
 _PERCENT = 100.0
-_MEAN, _LOW, _HIGH = "mean_pct", "q10_pct", "q90_pct"
+_MEAN, _LOW, _HIGH = "improvement_pct", "q10_pct", "q90_pct"
 
 
 def _y_title(reference_label: str) -> str:
@@ -116,12 +120,12 @@ def _replica_text(selected: pl.DataFrame) -> str:
 
 
 def _percent_frame(selected: pl.DataFrame, label: pl.Expr) -> pd.DataFrame:
-    """Pandas frame with ``day``, ``label`` and the mean / q10 / q90 improvements in percent."""
+    """Pandas frame with ``day``, ``label`` and the improvement / q10 / q90 in percent."""
     return (
         selected.select(
             pl.col("day").cast(pl.Float64),
             label.alias("label"),
-            (pl.col("mean_improvement") * _PERCENT).alias(_MEAN),
+            (pl.col("improvement") * _PERCENT).alias(_MEAN),
             (pl.col("q10") * _PERCENT).alias(_LOW),
             (pl.col("q90") * _PERCENT).alias(_HIGH),
         )
@@ -131,7 +135,8 @@ def _percent_frame(selected: pl.DataFrame, label: pl.Expr) -> pd.DataFrame:
 
 
 def _band_lines(frame: pd.DataFrame, colours: Mapping[str, str], name: str) -> ggplot:
-    """Mean improvement (solid) and its 10 % / 90 % quantiles (dashed), one colour per label."""
+    """Improvement, ratio of sums (solid), and the 10 % / 90 % quantiles of the replicas
+    (dashed), one colour per label."""
     levels = [level for level in colours if level in set(frame["label"])]
     make_categorical(frame, "label", levels)
     return (
@@ -174,10 +179,10 @@ def fixed_improvement_plot(
     -------
     ggplot
         x = time since the start of the trace (days), y = improvement over the reference (%,
-        positive = less cumulative waiting); one colour per fixed policy: mean over replicas
-        (solid) and its 10 % and 90 % quantiles (dashed). Its data has one row per (policy,
-        day) with columns ``day``, ``label`` (policy name), ``mean_pct``, ``q10_pct``,
-        ``q90_pct``.
+        positive = less cumulative waiting); one colour per fixed policy: the ratio of sums over
+        the replicas (solid, ending at the tables' value) and the 10 % and 90 % quantiles of the
+        per-replica ratios (dashed). Its data has one row per (policy, day) with columns
+        ``day``, ``label`` (policy name), ``improvement_pct``, ``q10_pct``, ``q90_pct``.
 
     Raises
     ------
@@ -201,8 +206,9 @@ def fixed_improvement_plot(
         y=_y_title(label),
         title=f"{trace}: cumulative waiting-time improvement of the fixed policies",
         subtitle=(
-            f"{reference_label('P', threshold_s)} with P fixed vs {label}; solid: mean over "
-            f"{_replica_text(fixed)}, dashed: 10 % and 90 % quantiles"
+            f"{reference_label('P', threshold_s)} with P fixed vs {label}; solid: sum over "
+            f"{_replica_text(fixed)} (ends at the table), dashed: 10 % and 90 % quantiles of "
+            "the replicas"
         ),
     )
 
@@ -213,10 +219,10 @@ def fixed_improvement_plot(
 
 
 def _best_fixed_from_curves(fixed: pl.DataFrame) -> str:
-    """The fixed strategy with the highest mean improvement on its last day."""
-    final = fixed.sort("day").group_by("strategy").agg(pl.col("mean_improvement").last())
+    """The fixed strategy with the highest improvement on its last day."""
+    final = fixed.sort("day").group_by("strategy").agg(pl.col("improvement").last())
     ranked = final.sort(
-        pl.col("mean_improvement"), pl.col("strategy"), descending=[True, False], nulls_last=True
+        pl.col("improvement"), pl.col("strategy"), descending=[True, False], nulls_last=True
     )
     return str(ranked["strategy"][0])
 
@@ -231,6 +237,7 @@ def selector_improvement_plot(
     selectors: Sequence[str] = _SELECTORS,
     reference: str,
     threshold_s: float,
+    configured_epsilon: bool = False,
 ) -> ggplot:
     """Cumulative waiting-time improvement of the selectors and of the best fixed policy.
 
@@ -245,15 +252,18 @@ def selector_improvement_plot(
     bandit
         The bandit strategy to show (e.g. the ``chosen_strategy`` of
         :func:`scheduler.studies.online.epsilon.choose_epsilon` for this trace), labelled "bandit
-        (LOTO ε = …)"; ``None``: no bandit line.
+        (LOTO ε = …)" (or "bandit (configured ε = …)"); ``None``: no bandit line.
     best_fixed
         Strategy name of the best fixed policy in hindsight (``best_fixed`` column of
         :func:`scheduler.studies.online.changes.relative_changes`); ``None``: the fixed policy with
-        the highest mean improvement on the last day.
+        the highest improvement on the last day.
     selectors
         The other selectors to show; those absent from the table are skipped. Default: the
         registered kinds with ``figure_line`` (``random``, ``full``, ``noisy``, ``ucb``,
-        ``swucb``).
+        ``swucb``); schedlab's additions are labelled ``"<name> (addition)"``.
+    configured_epsilon
+        True when the bandit's ε is the configured one (a single trace, or
+        ``online.epsilon_vote: configured``), not a leave-one-trace-out vote.
     reference
         Strategy name of the reference, ``"fixed:P"`` (``OnlinePlan.reference``).
     threshold_s
@@ -264,7 +274,8 @@ def selector_improvement_plot(
     ggplot
         As :func:`fixed_improvement_plot`, one colour per strategy (best fixed first, black).
         Its data has one row per (strategy, day); ``label`` is ``"best fixed: <policy>"``,
-        ``"bandit (LOTO ε = 0.3)"`` or the selector name.
+        ``"bandit (LOTO ε = 0.3)"``, or the selector name (``"ucb (addition)"`` for an
+        addition).
 
     Raises
     ------
@@ -294,10 +305,10 @@ def selector_improvement_plot(
             f"{what}: trace {trace!r} has none of the selectors {', '.join(selectors)} with "
             f"period {period!r} (strategies: {available_values(at_period, 'strategy')})"
         )
-    named = [(name, name, name) for name in shown]  # (strategy, label, colour key)
+    named = [(name, display_name(name), name) for name in shown]  # (strategy, label, colour)
     if bandit is not None:
         select_rows(selected, what, (), trace=trace, strategy=bandit, period=period)  # or raise
-        named.append((bandit, _bandit_label(bandit), EPSILON_GREEDY))
+        named.append((bandit, _bandit_label(bandit, configured_epsilon), EPSILON_GREEDY))
     named.sort(
         key=lambda item: _SELECTOR_ORDER.index(item[2]) if item[2] in _SELECTOR_ORDER else 99
     )
@@ -314,8 +325,9 @@ def selector_improvement_plot(
         y=_y_title(reference_label(reference, threshold_s)),
         title=f"{trace}: cumulative waiting-time improvement of the selectors ({period} periods)",
         subtitle=(
-            f"solid: mean over {_replica_text(rows)}, dashed: 10 % and 90 % quantiles; "
-            f"best fixed policy chosen in hindsight"
+            f"solid: sum over {_replica_text(rows)} (ends at the table), dashed: 10 % and "
+            f"90 % quantiles of the replicas; best fixed policy chosen in hindsight; "
+            f"(addition): not in the published study"
         ),
     )
 
@@ -325,12 +337,14 @@ def _policy_text(strategy: str) -> str:
     return fixed_policy_name(strategy) or strategy
 
 
-def _bandit_label(bandit: str) -> str:
-    """``"bandit(eps=0.3)"`` → ``"bandit (LOTO ε = 0.3)"``; other names get ``" (LOTO ε)"``."""
+def _bandit_label(bandit: str, configured: bool = False) -> str:
+    """``"bandit(eps=0.3)"`` → ``"bandit (LOTO ε = 0.3)"`` (``"bandit (configured ε = 0.3)"``
+    when ``configured``); other names get ``" (LOTO ε)"`` / ``" (configured ε)"``."""
+    how = "configured ε" if configured else "LOTO ε"
     eps = bandit_epsilon(bandit)
     if eps is not None:
-        return f"{EPSILON_GREEDY} (LOTO ε = {eps_text(eps)})"
-    return f"{bandit} (LOTO ε)"
+        return f"{EPSILON_GREEDY} ({how} = {eps_text(eps)})"
+    return f"{bandit} ({how})"
 
 
 # --------------------------------------------------------------------------------------------
@@ -345,6 +359,7 @@ def choice_share_plot(
     strategies: Sequence[str] = ("noisy",),
     bandit: str | None = None,
     period: str = "1d",
+    configured_epsilon: bool = False,
 ) -> ggplot:
     """Share of the policy periods choosing each policy over time, stacked, per strategy.
 
@@ -359,9 +374,12 @@ def choice_share_plot(
         Strategies to show, one panel each.
     bandit
         A bandit strategy shown after ``strategies`` (e.g. the LOTO choice for this trace),
-        its panel titled ``"<name> (LOTO ε)"``; ``None``: none.
+        its panel titled ``"<name> (LOTO ε)"`` (``"<name> (configured ε)"`` with
+        ``configured_epsilon``); ``None``: none.
     period
         Policy period label (``"1d"``, ``"1w"``).
+    configured_epsilon
+        True when the bandit's ε is the configured one, not a leave-one-trace-out vote.
 
     Returns
     -------
@@ -383,9 +401,9 @@ def choice_share_plot(
     if not wanted:
         raise ConfigurationError(f"{what}: no strategy to show")
     selected = select_rows(shares, what, SHARE_COLUMNS, trace=trace, period=period)
-    panels = {name: name for name in strategies}
+    panels = {name: display_name(name) for name in strategies}
     if bandit is not None:
-        panels[bandit] = f"{bandit} (LOTO ε)"
+        panels[bandit] = f"{bandit} ({'configured' if configured_epsilon else 'LOTO'} ε)"
     parts = []
     for name in wanted:
         rows = selected.filter(pl.col("strategy") == name)

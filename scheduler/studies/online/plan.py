@@ -1,6 +1,13 @@
 """The online study's plan: the ``online`` config section checked (policies, periods,
 selectors from the selector registry, epsilons) and the (strategy, period) runs it implies.
-Errors name the config key."""
+Errors name the config key.
+
+Defaults follow the published study (Reis's thesis): ``online.selectors`` defaults to the
+selector kinds of the thesis (:data:`THESIS_SELECTORS`: random, full, noisy, bandit); schedlab's
+additions (ucb, swucb, thompson) run only when listed, and tables and figures label them
+"(addition)". The ε-greedy bandit has no forced round (``online.bandit_forced_round: false``) and
+its ε is chosen by a leave-one-trace-out vote pooled over the periods
+(``online.epsilon_vote: pooled``), or is ``online.epsilon`` (0.1) with a single trace."""
 
 from __future__ import annotations
 
@@ -23,6 +30,7 @@ from scheduler.studies.common.config import (
     require_in,
     threshold_list,
 )
+from scheduler.studies.online.epsilon import EPSILON_VOTES
 from scheduler.studies.online.selectors import (
     EPSILON_GREEDY,
     FIXED,
@@ -34,7 +42,13 @@ from scheduler.traces.resample import RESAMPLING_METHODS
 
 _PERIOD_LABEL = re.compile(r"^[0-9]+(s|m|h|d|w)$")
 
-__all__ = ["OnlinePlan", "OnlineStrategy", "online_plan", "strategy_slug"]
+__all__ = ["THESIS_SELECTORS", "OnlinePlan", "OnlineStrategy", "online_plan", "strategy_slug"]
+
+#: The default of ``online.selectors``: the selector kinds of the published study (the
+#: ``thesis`` flag of the registry), without ``fixed`` (the fixed policies always run).
+THESIS_SELECTORS: tuple[str, ...] = tuple(
+    name for name, kind in SELECTORS.items() if kind.thesis and name != FIXED
+)
 
 
 _SLUG_UNSAFE = re.compile(r"[^A-Za-z0-9.]+")
@@ -66,6 +80,8 @@ class OnlinePlan:
     periods: tuple[Threshold, ...]
     strategies: tuple[OnlineStrategy, ...]
     epsilons: tuple[float, ...]
+    epsilon: float
+    epsilon_vote: str
     reference: str
     confidence: float
     selector_options: dict[str, Any]
@@ -160,10 +176,24 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
         raise ConfigurationError(
             f"config online.epsilons: {', '.join(f'{eps:g}' for eps in twice)} listed twice"
         )
+    epsilon_vote = str(online.get("epsilon_vote", "pooled"))
+    if epsilon_vote not in EPSILON_VOTES:
+        raise ConfigurationError(
+            f"config online.epsilon_vote: {epsilon_vote!r} is not one of {', '.join(EPSILON_VOTES)}"
+        )
+    epsilon = online.get("epsilon", 0.1)
+    if isinstance(epsilon, bool) or not isinstance(epsilon, int | float) or not 0 <= epsilon <= 1:
+        raise ConfigurationError(f"config online.epsilon: {epsilon!r} is not a number in [0, 1]")
+    epsilon = float(epsilon)
+    forced_round = online.get("bandit_forced_round", False)
+    if not isinstance(forced_round, bool):
+        raise ConfigurationError(
+            f"config online.bandit_forced_round: true or false, not {forced_round!r}"
+        )
     strategies = [
         OnlineStrategy(f"{FIXED}:{p}", f"{FIXED}-{p}", ("none",), False) for p in policies
     ]
-    selectors = [str(s).lower() for s in online.get("selectors", [])]
+    selectors = [str(s).lower() for s in online.get("selectors", THESIS_SELECTORS)]
     twice_selectors = sorted({name for name in selectors if selectors.count(name) > 1})
     if twice_selectors:
         raise ConfigurationError(
@@ -183,6 +213,20 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
             strategies.append(
                 OnlineStrategy(spec, strategy_slug(spec), labels, kind.needs_simulation)
             )
+    traces = catalogue_entries(config, online.get("traces", []), "online.traces")
+    # the configured ε is used when nobody can vote: it must be one of the bandit's runs
+    nobody_votes = len(traces) == 1 or epsilon_vote == "configured"
+    if EPSILON_GREEDY in selectors and nobody_votes and epsilon not in epsilons:
+        why = (
+            "a single trace in online.traces (no other trace to vote)"
+            if len(traces) == 1
+            else "online.epsilon_vote: configured"
+        )
+        raise ConfigurationError(
+            f"config online.epsilon: {epsilon:g} is not among online.epsilons "
+            f"({', '.join(f'{eps:g}' for eps in epsilons)}); with {why} the bandit runs "
+            "with the configured ε"
+        )
     noise = tuple(float(x) for x in online.get("noise", [0.8, 1.2]))
     if len(noise) != 2 or not 0 < noise[0] <= noise[1] or not math.isfinite(noise[1]):
         raise ConfigurationError(
@@ -209,7 +253,7 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
         raise ConfigurationError(f"config online.resampling: unknown method {resampling!r}")
     return OnlinePlan(
         seed=seed,
-        traces=catalogue_entries(config, online.get("traces", []), "online.traces"),
+        traces=traces,
         replicas=replicas,
         weeks=weeks,
         resampling=resampling,
@@ -219,7 +263,14 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
         periods=tuple(periods),
         strategies=tuple(strategies),
         epsilons=epsilons,
+        epsilon=epsilon,
+        epsilon_vote=epsilon_vote,
         confidence=confidence_level(online.get("confidence", 0.95), "online.confidence"),
         reference=f"fixed:{reference}",
-        selector_options={"discount": discount, "noise": noise, "initial": initial},
+        selector_options={
+            "discount": discount,
+            "noise": noise,
+            "initial": initial,
+            "forced_round": forced_round,
+        },
     )

@@ -17,6 +17,11 @@ The two input tables (polars) are
 * the *choices* table (:data:`CHOICE_COLUMNS`): one row per (trace, replica, strategy, period,
   period_index) with the policy the strategy chose for that period.
 
+Selectors of Reis's thesis (``random``, ``full``, ``noisy``, ``bandit``; the ``thesis`` flag of
+the selector registry) and schedlab's additions (``ucb``, ``swucb``, ``thompson``) are told apart
+by :func:`from_thesis`; tables and figures mark the additions with :data:`ADDITION_MARK`
+(:func:`display_name`).
+
 The statistics built on them: :mod:`~scheduler.studies.online.epsilon` (the bandit's ε),
 :mod:`~scheduler.studies.online.changes` (relative changes, tests, wide tables) and
 :mod:`~scheduler.studies.online.curves` (improvement over time, choice shares).
@@ -35,12 +40,17 @@ from scheduler.studies.online.selectors import (
     FIXED,
     SELECTORS,
     bandit_epsilon,
+    parse_spec,
 )
 
 __all__ = [
+    "ADDITION_MARK",
+    "BANDIT_CHOICES",
     "BEST_FIXED",
     "CHANGE_COLUMNS",
     "CHOICE_COLUMNS",
+    "CONFIGURED_BANDIT",
+    "CROSSFIT_FIXED",
     "CURVE_COLUMNS",
     "EPSILON_COLUMNS",
     "FIXED_PREFIX",
@@ -53,8 +63,10 @@ __all__ = [
     "SHARE_COLUMNS",
     "TOTALS_COLUMNS",
     "check_unique",
+    "display_name",
     "eps_text",
     "fixed_policy_name",
+    "from_thesis",
     "policy_rank",
     "reference_label",
     "require_columns",
@@ -68,16 +80,33 @@ __all__ = [
 ONLINE_POLICIES: tuple[str, ...] = STUDY_POLICIES
 #: Strategy names of the fixed policies start with this prefix (``"fixed:SPF"``).
 FIXED_PREFIX = f"{FIXED}:"
-#: Pseudo-strategy: per trace, the fixed policy with the lowest total waiting time.
+#: Pseudo-strategy: per trace, the fixed policy with the lowest total waiting time over the
+#: replicas (chosen in hindsight on the replicas it is shown on: descriptive, never tested).
 BEST_FIXED = "best fixed (hindsight)"
+#: Pseudo-strategy: per trace, on each replica r the fixed policy with the lowest total waiting
+#: time over the replicas of the other fold (cross-fitted, two folds; the comparator of the
+#: selectors' paired tests).
+CROSSFIT_FIXED = "best fixed (cross-fitted)"
 #: Pseudo-strategy: per trace and period, the bandit whose ε the other traces voted for.
 LOTO_BANDIT = "bandit (LOTO ε)"
+#: Pseudo-strategy: per trace and period, the bandit with the configured ε (``online.epsilon``;
+#: a single trace cannot vote, or ``online.epsilon_vote: configured``).
+CONFIGURED_BANDIT = "bandit (configured ε)"
+#: The pseudo-strategies that stand for the ε-greedy bandit with its chosen ε.
+BANDIT_CHOICES: tuple[str, ...] = (LOTO_BANDIT, CONFIGURED_BANDIT)
 #: Selector strategies in table order: the selector kinds in registration order
 #: (:data:`~scheduler.studies.online.selectors.SELECTORS`), the ε-greedy bandit as
-#: :data:`LOTO_BANDIT` (bandits with an explicit ε sort by ε just before it), without ``fixed``.
+#: :data:`LOTO_BANDIT` then :data:`CONFIGURED_BANDIT` (bandits with an explicit ε sort by ε just
+#: before them), without ``fixed``.
 SELECTOR_STRATEGIES: tuple[str, ...] = tuple(
-    LOTO_BANDIT if name == EPSILON_GREEDY else name for name in SELECTORS if name != FIXED
+    choice
+    for name in SELECTORS
+    if name != FIXED
+    for choice in (BANDIT_CHOICES if name == EPSILON_GREEDY else (name,))
 )
+#: Appended to the name of a schedlab addition (a selector not in the published study) in every
+#: table and figure label.
+ADDITION_MARK = " (addition)"
 
 #: Columns of the curves table.
 CURVE_COLUMNS: tuple[str, ...] = (
@@ -106,6 +135,7 @@ EPSILON_COLUMNS: tuple[str, ...] = (
     "held_out",
     "chosen",
     "chosen_strategy",
+    "how",
     "votes",
     "own_best",
     "note",
@@ -126,6 +156,7 @@ CHANGE_COLUMNS: tuple[str, ...] = (
     "p_holm",
     "significant",
     "source",
+    "from_thesis",
 )
 #: Columns of :func:`improvement_curves`.
 IMPROVEMENT_COLUMNS: tuple[str, ...] = (
@@ -133,7 +164,7 @@ IMPROVEMENT_COLUMNS: tuple[str, ...] = (
     "strategy",
     "period",
     "day",
-    "mean_improvement",
+    "improvement",
     "q10",
     "q90",
     "replicas",
@@ -191,13 +222,44 @@ def policy_rank(policy: str) -> int:
     return ONLINE_POLICIES.index(policy) if policy in ONLINE_POLICIES else len(ONLINE_POLICIES)
 
 
+def from_thesis(strategy: str) -> bool:
+    """Whether a strategy (or pseudo-strategy) is part of the published study.
+
+    True for the fixed policies, :data:`BEST_FIXED`, the bandit choices
+    (:data:`BANDIT_CHOICES`) and every selector spec whose kind has the ``thesis`` flag of
+    :data:`~scheduler.studies.online.selectors.SELECTORS` (``random``, ``full``, ``noisy``,
+    ``bandit(eps=…)``); False for schedlab's additions (``ucb``, ``swucb``, ``thompson``, the
+    cross-fitted comparator :data:`CROSSFIT_FIXED`) and for names no selector kind knows.
+    """
+    if strategy in (BEST_FIXED, *BANDIT_CHOICES) or fixed_policy_name(strategy) is not None:
+        return True
+    if strategy == CROSSFIT_FIXED:
+        return False
+    try:
+        base, _ = parse_spec(strategy)
+    except ConfigurationError:
+        return False
+    return SELECTORS[base].thesis
+
+
+def display_name(strategy: str) -> str:
+    """How tables and figures show a strategy: its name, with :data:`ADDITION_MARK` for a
+    selector that is a schedlab addition (``"ucb"`` → ``"ucb (addition)"``)."""
+    if strategy == CROSSFIT_FIXED or from_thesis(strategy):
+        return strategy
+    return f"{strategy}{ADDITION_MARK}"
+
+
 def strategy_rank(strategy: str) -> tuple[int, float, str]:
-    """Sort key of strategies: fixed policies (study order), best fixed, then the selectors."""
+    """Sort key of strategies: fixed policies (study order), best fixed (hindsight, then
+    cross-fitted), then the selectors."""
     policy = fixed_policy_name(strategy)
     if policy is not None:
         return (0, float(policy_rank(policy)), strategy)
     if strategy == BEST_FIXED:
         return (1, 0.0, strategy)
+    if strategy == CROSSFIT_FIXED:
+        return (1, 1.0, strategy)
     eps = bandit_epsilon(strategy)
     if eps is not None:  # between "noisy" and the LOTO bandit
         return (2, SELECTOR_STRATEGIES.index(LOTO_BANDIT) - 0.5 + eps / 10.0, strategy)

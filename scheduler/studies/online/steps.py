@@ -188,11 +188,14 @@ def online_tables(
     confidence: float,
     seed: int,
     epsilons: Sequence[float] = (),
+    epsilon: float = 0.1,
+    epsilon_vote: str = "pooled",
     log_path: str | None = None,
 ) -> None:
-    """The online study's tables: ε by leave-one-trace-out vote, relative total-wait changes
-    of every strategy (bootstrap CIs, paired tests vs the best fixed policy, Holm), the fixed-
-    policy and strategy tables, improvement curves and choice shares for the figures.
+    """The online study's tables: the bandit's ε (leave-one-trace-out vote, or the configured
+    ε), relative total-wait changes of every strategy (bootstrap CIs, paired tests vs the
+    cross-fitted best fixed policy, Holm), the fixed-policy and strategy tables, improvement
+    curves (ending at the tables' values) and choice shares for the figures.
 
     ``outputs`` maps ``epsilon_csv, epsilon_md, changes_parquet, changes_csv, fixed_md,
     strategies_md, improvement_parquet, shares_parquet`` to paths. ``reference`` is the
@@ -202,10 +205,14 @@ def online_tables(
 
     ``epsilons`` are the configured ε values of the bandit (``OnlinePlan.bandit_epsilons``),
     the only candidates of the vote; empty (no bandit selector): no ε table (``outputs`` need
-    not name ``epsilon_csv``, ``epsilon_md``) and no LOTO bandit rows.
+    not name ``epsilon_csv``, ``epsilon_md``) and no bandit-choice rows. ``epsilon_vote`` is
+    ``online.epsilon_vote`` (``"pooled"``: one ε per held-out trace for every period, as
+    published; ``"per_period"``; ``"configured"``) and ``epsilon`` the configured ε
+    (``online.epsilon``), used with ``"configured"`` and for a single trace.
     """
     from scheduler.studies.common.tables import markdown_table
     from scheduler.studies.online.changes import (
+        STRATEGY_TABLE_NOTE,
         fixed_policy_table,
         relative_changes,
         strategy_table,
@@ -220,24 +227,27 @@ def online_tables(
         totals = run_totals(curves)
         if epsilons:
             candidates = [bandit_spec(float(eps)) for eps in epsilons]
-            epsilon = choose_epsilon(totals, candidates=candidates)
-        else:  # no bandit: an empty vote, so no LOTO bandit row
-            epsilon = pl.DataFrame(
+            chosen = choose_epsilon(
+                totals, candidates=candidates, vote=epsilon_vote,  # type: ignore[arg-type]
+                configured=epsilon,
+            )  # fmt: skip
+        else:  # no bandit: an empty vote, so no bandit-choice row
+            chosen = pl.DataFrame(
                 schema={"period": pl.String, "held_out": pl.String, "chosen_strategy": pl.String}
             )
         changes = relative_changes(
-            totals, reference=reference, chosen_epsilon=epsilon, confidence=confidence,
+            totals, reference=reference, chosen_epsilon=chosen, confidence=confidence,
             seed=seed,
         )  # fmt: skip
         record = provenance(
             {"reference": reference, "threshold_s": threshold_s, "confidence": confidence,
-             "seed": seed, "epsilons": [float(eps) for eps in epsilons]}, step="online",
+             "seed": seed, "epsilons": [float(eps) for eps in epsilons],
+             "epsilon": float(epsilon), "epsilon_vote": epsilon_vote}, step="online",
         )  # fmt: skip
         if epsilons:
-            write_csv(epsilon, outputs["epsilon_csv"], record)
+            write_csv(chosen, outputs["epsilon_csv"], record)
             write_markdown(
-                "# ε of the bandit, leave-one-trace-out majority vote\n\n"
-                + markdown_table(epsilon),
+                f"# ε of the bandit: {_epsilon_title(chosen)}\n\n" + markdown_table(chosen),
                 outputs["epsilon_md"], record,
             )  # fmt: skip
         write_parquet(changes, outputs["changes_parquet"], record)
@@ -247,7 +257,8 @@ def online_tables(
         fixed = markdown_table(fixed_policy_table(changes))
         write_markdown(title + "## Fixed policies\n\n" + fixed, outputs["fixed_md"], record)
         write_markdown(
-            title + "## Strategies\n\n" + markdown_table(strategy_table(changes)),
+            title + "## Strategies\n\n" + markdown_table(strategy_table(changes))
+            + "\n" + STRATEGY_TABLE_NOTE + "\n",
             outputs["strategies_md"], record,
         )  # fmt: skip
         write_parquet(improvement_curves(curves, reference=reference),
@@ -256,6 +267,19 @@ def online_tables(
         selectors = choices.filter(pl.col("period") != "none")
         write_parquet(choice_shares(selectors), outputs["shares_parquet"], record)
         log(f"{totals.height} runs over {totals['trace'].n_unique()} traces summarised")
+
+
+def _epsilon_title(chosen: pl.DataFrame) -> str:
+    """What the ε table's rows are: voted (how) or configured."""
+    hows = set(chosen["how"]) if chosen.height else set()
+    if hows == {"configured"}:
+        return "the configured ε (online.epsilon; a single trace cannot vote)"
+    if hows == {"vote (per Δ)"}:
+        return "leave-one-trace-out majority vote, per policy period Δ"
+    return (
+        "leave-one-trace-out majority vote over the other traces' best ε at every policy "
+        "period Δ (one ε per trace for all Δ, as published)"
+    )
 
 
 #: Selectors whose choices the ``choice_shares`` figure shows, the first one run (beside the
@@ -292,16 +316,17 @@ def online_figure(
     (``OnlinePlan.reference``, ``OnlinePlan.threshold_s``)."""
     from scheduler.studies.common.figures import save_figure
     from scheduler.studies.online import figures as online_plots
-    from scheduler.studies.online.runs import BEST_FIXED, LOTO_BANDIT
+    from scheduler.studies.online.runs import BANDIT_CHOICES, BEST_FIXED, CONFIGURED_BANDIT
 
     with rule_log(log_path) as log:
         changes = read_table(changes_path).filter(pl.col("trace") == trace)
         improvement = read_table(improvement_path)
         kind, _, period = figure.rpartition("_")
         bandit_rows = changes.filter(
-            (pl.col("strategy") == LOTO_BANDIT) & (pl.col("period") == period)
+            pl.col("strategy").is_in(list(BANDIT_CHOICES)) & (pl.col("period") == period)
         )
         bandit = bandit_rows["source"][0] if bandit_rows.height else None
+        configured = bool(bandit_rows.height) and bandit_rows["strategy"][0] == CONFIGURED_BANDIT
         best_rows = changes.filter(pl.col("strategy") == BEST_FIXED)
         best_fixed = best_rows["source"][0] if best_rows.height else None
         if figure == "fixed_improvement":
@@ -311,7 +336,7 @@ def online_figure(
         elif kind == "selector_improvement":
             plot = online_plots.selector_improvement_plot(
                 improvement, trace, period=period, bandit=bandit, best_fixed=best_fixed,
-                reference=reference, threshold_s=threshold_s,
+                reference=reference, threshold_s=threshold_s, configured_epsilon=configured,
             )  # fmt: skip
         elif kind == "choice_shares":
             shares = read_table(shares_path)
@@ -320,8 +345,9 @@ def online_figure(
             # the noisy selector's choices (the study's figure); without it, the exact ones
             panels = next(((name,) for name in CHOICE_SHARE_SELECTORS if name in run), ())
             plot = online_plots.choice_share_plot(
-                shares, trace, strategies=panels, bandit=bandit, period=period
-            )
+                shares, trace, strategies=panels, bandit=bandit, period=period,
+                configured_epsilon=configured,
+            )  # fmt: skip
         else:
             raise ConfigurationError(f"unknown online figure {figure!r}")
         record = provenance(

@@ -14,7 +14,8 @@ pool for a redirected job) plus run time in ``[s + k·P, s + (k+1)·P)``. The ba
 sum of their bounded slowdowns ``max((w_j + p_j) / max(p_j, τ), 1)`` (w_j from the original
 submission to the final start, τ = ``redirect.tau_s``, 60 s) and their number, i.e. the cost of
 the period is their mean bounded slowdown (a period where no job finished is a period with count
-0: ε-greedy marks the arm tried, the normalised bandits ignore it).
+0, which teaches nothing: ε-greedy gives no estimate to an arm without a counted job, the
+normalised bandits ignore the period).
 
 **Seeds.** Every run of a (log, week, α) draws from a generator seeded with
 ``(config seed, CRC-32 of the log name, week number, round(α·10⁶))``: the selectors and the two

@@ -8,14 +8,21 @@ import pytest
 from support.online import (
     REFERENCE,
     REPLICAS,
+    TRACES,
     Run,
     choices_from,
     curves_from,
 )
 
 from scheduler.core.errors import ConfigurationError
+from scheduler.studies.online.changes import relative_changes
 from scheduler.studies.online.curves import choice_shares, improvement_curves
-from scheduler.studies.online.runs import IMPROVEMENT_COLUMNS, SHARE_COLUMNS
+from scheduler.studies.online.runs import (
+    CROSSFIT_FIXED,
+    IMPROVEMENT_COLUMNS,
+    SHARE_COLUMNS,
+    run_totals,
+)
 
 # --------------------------------------------------------------------------------------------
 # Improvement curves
@@ -34,10 +41,26 @@ def test_improvement_curves_pad_a_run_that_ends_earlier():
     full = table.filter(pl.col("strategy") == "full").sort("day")
     assert full["day"].to_list() == [0, 1, 2, 3]
     expected = [0.0, (20 - 8) / 20, (30 - 8) / 30, (40 - 8) / 40]  # day 0: C_ref = 0 → 0
-    np.testing.assert_allclose(full["mean_improvement"].to_numpy(), expected)
+    np.testing.assert_allclose(full["improvement"].to_numpy(), expected)
     np.testing.assert_allclose(full["q10"].to_numpy(), expected)
     reference = table.filter(pl.col("strategy") == "fixed:FCFS")
-    assert (reference["mean_improvement"] == 0.0).all() and reference.height == 4
+    assert (reference["improvement"] == 0.0).all() and reference.height == 4
+
+
+def test_improvement_is_a_ratio_of_sums_not_a_mean_of_ratios():
+    """#16 (11): two replicas, −50 % and +50 % of the reference: the mean of the per-replica
+    ratios is 0, the ratio of sums (the tables' statistic) is (1100 − 1550) / 1100."""
+    curves = curves_from(
+        {
+            ("X", 0, "fixed:FCFS", "none"): [100.0],
+            ("X", 1, "fixed:FCFS", "none"): [1000.0],
+            ("X", 0, "full", "1d"): [50.0],
+            ("X", 1, "full", "1d"): [1500.0],
+        }
+    )
+    full = improvement_curves(curves, reference=REFERENCE).filter(pl.col("strategy") == "full")
+    assert full["improvement"][0] == pytest.approx((1100.0 - 1550.0) / 1100.0)
+    assert (full["q10"][0], full["q90"][0]) == pytest.approx((-0.4, 0.4))  # 10 %, 90 % of ±0.5
 
 
 def test_improvement_curves_quantiles_match_numpy(
@@ -50,18 +73,21 @@ def test_improvement_curves_quantiles_match_numpy(
     def padded(values: list[float]) -> np.ndarray:
         return np.array(values + [values[-1]] * (last + 1 - len(values)))
 
-    per_replica = []
+    per_replica, refs, selected = [], [], []
     for k in range(REPLICAS):
         c_ref = padded(runs[(trace, k, "fixed:FCFS", "none")])
         c_s = padded(runs[(trace, k, strategy, period)])
         per_replica.append((c_ref - c_s) / c_ref)
+        refs.append(c_ref)
+        selected.append(c_s)
     matrix = np.vstack(per_replica)
+    ref_sum, sum_s = np.vstack(refs).sum(axis=0), np.vstack(selected).sum(axis=0)
     got = table.filter(
         (pl.col("trace") == trace) & (pl.col("strategy") == strategy) & (pl.col("period") == period)
     ).sort("day")
     assert got["day"].to_list() == list(range(last + 1))
     assert (got["replicas"] == REPLICAS).all()
-    np.testing.assert_allclose(got["mean_improvement"].to_numpy(), matrix.mean(axis=0))
+    np.testing.assert_allclose(got["improvement"].to_numpy(), (ref_sum - sum_s) / ref_sum)
     np.testing.assert_allclose(got["q10"].to_numpy(), np.quantile(matrix, 0.1, axis=0))
     np.testing.assert_allclose(got["q90"].to_numpy(), np.quantile(matrix, 0.9, axis=0))
 
@@ -133,10 +159,36 @@ def test_improvement_curves_against_spf_are_zero_for_spf(curves: pl.DataFrame):
     table = improvement_curves(curves, reference="fixed:SPF")
     spf = table.filter(pl.col("strategy") == "fixed:SPF")
     assert spf.height > 0
-    assert (spf.select("mean_improvement", "q10", "q90").to_numpy() == 0.0).all()
+    assert (spf.select("improvement", "q10", "q90").to_numpy() == 0.0).all()
     fcfs = table.filter(pl.col("strategy") == "fixed:FCFS")
-    assert (fcfs["mean_improvement"] != 0.0).any()
+    assert (fcfs["improvement"] != 0.0).any()
     against_fcfs = improvement_curves(curves, reference=REFERENCE)
-    assert (
-        against_fcfs.filter(pl.col("strategy") == "fixed:FCFS")["mean_improvement"] == 0.0
-    ).all()
+    assert (against_fcfs.filter(pl.col("strategy") == "fixed:FCFS")["improvement"] == 0.0).all()
+
+
+@pytest.mark.parametrize("reference", [REFERENCE, "fixed:SPF"])
+def test_every_curve_ends_at_the_table_value(curves: pl.DataFrame, reference: str):
+    """#16 (11): the last point of every cumulative-improvement curve is the relative change of
+    the tables (sign reversed: improvement = less waiting), for every trace, strategy and
+    period, the pseudo-strategies (best fixed, cross-fitted, LOTO bandit) through their runs;
+    the runs of one replica end on different days."""
+    totals = run_totals(curves)
+    changes = relative_changes(totals, reference=reference, n_boot=1)
+    table = improvement_curves(curves, reference=reference)
+    last = (
+        table.sort("day")
+        .group_by("trace", "strategy", "period")
+        .agg(pl.col("improvement").last(), pl.col("replicas").last())
+    )
+    ends = {(t, s, p): (i, n) for t, s, p, i, n in last.iter_rows()}
+    checked = 0
+    for trace, strategy, period, change, replicas, source in changes.select(
+        "trace", "strategy", "period", "relative_change", "replicas", "source"
+    ).iter_rows():
+        if strategy == CROSSFIT_FIXED:  # a different fixed policy per replica: no single run
+            continue
+        improvement, count = ends[(trace, source, period)]
+        assert count == replicas
+        assert improvement == pytest.approx(-change, rel=1e-12, abs=1e-12), (trace, strategy)
+        checked += 1
+    assert checked == changes.height - len(TRACES)

@@ -84,9 +84,9 @@ def test_fixed_improvement_plot(curves_table: pl.DataFrame):
     assert [str(x) for x in data["label"].cat.categories] == ["FCFS", "SPF", "LQF"]
     spf = curves_table.filter(pl.col("strategy") == "fixed:SPF").sort("day")
     shown = data[data["label"] == "SPF"].sort_values("day")
-    np.testing.assert_allclose(shown["mean_pct"], 100.0 * spf["mean_improvement"].to_numpy())
+    np.testing.assert_allclose(shown["improvement_pct"], 100.0 * spf["improvement"].to_numpy())
     np.testing.assert_allclose(shown["q90_pct"], 100.0 * spf["q90"].to_numpy())
-    assert (data[data["label"] == "FCFS"]["mean_pct"] == 0.0).all()
+    assert (data[data["label"] == "FCFS"]["improvement_pct"] == 0.0).all()
     assert _flat(plot.labels.y) == (
         "cumulative waiting-time improvement vs EASY(FCFS, 40 h) (%)"
     )
@@ -94,7 +94,7 @@ def test_fixed_improvement_plot(curves_table: pl.DataFrame):
     assert TRACE in _flat(plot.labels.title) and "fixed policies" in _flat(
         plot.labels.title
     )
-    assert "3 replicas" in _flat(plot.labels.subtitle)
+    assert "sum over 3 replicas (ends at the table)" in _flat(plot.labels.subtitle)
     dashed = [layer for layer in plot.layers if layer.geom.aes_params.get("linetype") == "dashed"]
     assert len(dashed) == 2  # q10 and q90
 
@@ -110,10 +110,16 @@ def test_selector_improvement_plot(curves_table: pl.DataFrame):
         "full",
         "noisy",
         "bandit (LOTO ε = 0.3)",
-        "ucb",
-        "swucb",
+        "ucb (addition)",  # #16 (14): schedlab's additions are labelled
+        "swucb (addition)",
     ]
     assert [str(x) for x in data["label"].cat.categories] == expected
+    assert "(addition): not in the published study" in _flat(plot.labels.subtitle)
+    ucb = curves_table.filter((pl.col("strategy") == "ucb") & (pl.col("period") == "1d"))
+    np.testing.assert_allclose(
+        data[data["label"] == "ucb (addition)"].sort_values("day")["improvement_pct"],
+        100.0 * ucb.sort("day")["improvement"].to_numpy(),
+    )
     assert len(data) == len(expected) * DAYS
     full = curves_table.filter((pl.col("strategy") == "full") & (pl.col("period") == "1d"))
     shown = data[data["label"] == "full"].sort_values("day")
@@ -126,6 +132,13 @@ def test_selector_improvement_plot(curves_table: pl.DataFrame):
     weekly = selector_improvement_plot(curves_table, TRACE, period="1w", **REF)
     assert "best fixed: SPF" in set(weekly.data["label"].astype(str))
     assert "bandit (LOTO ε = 0.3)" not in set(weekly.data["label"].astype(str))
+    assert {"ucb (addition)", "swucb (addition)"} <= set(weekly.data["label"].astype(str))
+    assert not {"ucb", "swucb"} & set(weekly.data["label"].astype(str))
+    # #16 (10): a single trace runs the configured ε, and the label says so
+    configured = selector_improvement_plot(
+        curves_table, TRACE, period="1d", bandit="bandit(eps=0.1)", configured_epsilon=True, **REF
+    )
+    assert "bandit (configured ε = 0.1)" in set(configured.data["label"].astype(str))
 
 
 def test_selector_improvement_plot_errors_name_the_selection(curves_table: pl.DataFrame):
@@ -157,6 +170,9 @@ def test_choice_share_plot(shares: pl.DataFrame):
         choice_share_plot(shares, TRACE, strategies=("noisy", "ucb"))
     with pytest.raises(ConfigurationError, match="1w"):
         choice_share_plot(shares, TRACE, period="1w")
+    configured = choice_share_plot(shares, TRACE, bandit="bandit(eps=0.3)", configured_epsilon=True)
+    panels = [str(x) for x in configured.data["panel"].cat.categories]
+    assert panels == ["noisy", "bandit(eps=0.3) (configured ε)"]
 
 
 def test_save_selector_and_share_plots(curves_table: pl.DataFrame, shares: pl.DataFrame, tmp_path):
@@ -177,8 +193,9 @@ def test_the_figures_name_the_configured_reference():
     spf_ref = {"reference": "fixed:SPF", "threshold_s": THRESHOLD_S}
     fixed = fixed_improvement_plot(table, TRACE, **spf_ref)
     data = fixed.data
-    assert (data[data["label"] == "SPF"][["mean_pct", "q10_pct", "q90_pct"]] == 0.0).all().all()
-    assert not (data[data["label"] == "FCFS"]["mean_pct"] == 0.0).all()
+    spf = data[data["label"] == "SPF"]
+    assert (spf[["improvement_pct", "q10_pct", "q90_pct"]] == 0.0).all().all()
+    assert not (data[data["label"] == "FCFS"]["improvement_pct"] == 0.0).all()
     assert _flat(fixed.labels.y) == (
         "cumulative waiting-time improvement vs EASY(SPF, 40 h) (%)"
     )

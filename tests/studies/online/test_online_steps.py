@@ -55,7 +55,7 @@ def test_online_tables_and_figure_follow_the_configured_reference(tmp_path: Path
         text = Path(outputs[name]).read_text()
         assert "vs EASY(SPF, 40 h)" in text and "FCFS, 40 h" not in text
     improvement = pl.read_parquet(outputs["improvement_parquet"])
-    assert (improvement.filter(pl.col("strategy") == "fixed:SPF")["mean_improvement"] == 0.0).all()
+    assert (improvement.filter(pl.col("strategy") == "fixed:SPF")["improvement"] == 0.0).all()
 
     png, pdf = tmp_path / "fixed.png", tmp_path / "fixed.pdf"
     online_steps.online_figure(

@@ -252,8 +252,27 @@ def test_noisy_choice_is_the_argmin_of_the_cumulated_noisy_costs() -> None:
 # -- epsilon-greedy bandit ----------------------------------------------------------------------
 
 
-def test_bandit_tries_untried_policies_first_in_set_order() -> None:
+def test_bandit_as_published_has_no_forced_round() -> None:
+    """#16 (9): eq. 6.8-6.9 have no round of untried policies: with no data on any policy the
+    greedy policy is ``initial`` (FCFS), then the lowest estimate among the policies with data;
+    the untried ones (no estimate, +inf) are only reached by exploration."""
     selector = make_selector("bandit(eps=0)", P4, rng=rng())
+    live = [(500.0, 5), (400.0, 5), (300.0, 5)]  # whatever runs, FCFS is the only one with data
+    choices = run_bandit(selector, live, P4)
+    assert choices == ["FCFS"] * 4
+    assert selector.history[1]["estimates"][0] == 100.0
+    assert all(math.isnan(x) for x in selector.history[3]["estimates"][1:])
+    assert selector.history[3]["estimates"][0] == pytest.approx(1200.0 / 15)
+    # the no-data choice is online.initial
+    started = make_selector("bandit(eps=0, initial=LPF)", P4, rng=rng())
+    assert started.name == "bandit(eps=0,initial=LPF)"
+    assert run_bandit(started, [(10.0, 1)], P4) == ["LPF", "LPF"]
+
+
+def test_bandit_forced_round_tries_untried_policies_first_in_set_order() -> None:
+    selector = make_selector("bandit(eps=0, forced=1)", P4, rng=rng())
+    assert selector.name == "bandit(eps=0,forced=1)"
+    assert make_selector("bandit(eps=0)", P4, rng=rng(), forced_round=True).name == selector.name
     # the first policy tried looks perfect (no wait at all), yet the untried ones come first
     live = [(0.0, 5), (500.0, 5), (400.0, 5), (300.0, 5)]
     choices = run_bandit(selector, live, P4)
@@ -276,20 +295,35 @@ def test_bandit_estimate_has_a_discounted_numerator_and_a_plain_count() -> None:
     assert [estimate(2, "FCFS"), estimate(2, "SPF")] == [5.0, 8.0]  # -> FCFS
     assert [estimate(3, "FCFS"), estimate(3, "SPF")] == [4.25, 4.0]  # -> SPF
     # Alternatives that choose otherwise: undiscounted (10, 8) -> SPF at T=2, and a discounted
-    # denominator too (85/12.5 = 6.8, 20/2.5 = 8) -> FCFS at T=3.
-    selector = make_selector("bandit(eps=0, discount=0.5)", P2, rng=rng())
-    assert selector.name == "bandit(eps=0,discount=0.5)"
+    # denominator too (85/12.5 = 6.8, 20/2.5 = 8) -> FCFS at T=3. (The forced round makes
+    # period 1 run SPF.)
+    selector = make_selector("bandit(eps=0, discount=0.5, forced=1)", P2, rng=rng())
+    assert selector.name == "bandit(eps=0,discount=0.5,forced=1)"
     choices = run_bandit(selector, [(w, n) for _, w, n in log], P2)
     assert choices == ["FCFS", "SPF", "FCFS", "SPF"]
     assert selector.history[2]["estimates"] == [5.0, 8.0]
     assert selector.history[3]["estimates"] == [4.25, 4.0]
 
 
-def test_bandit_estimate_is_zero_for_a_policy_tried_without_finished_jobs() -> None:
-    selector = make_selector("bandit(eps=0)", P2, rng=rng())
-    choices = run_bandit(selector, [(0.0, 0), (50.0, 5)], P2)
-    assert choices == ["FCFS", "SPF", "FCFS"]
-    assert selector.history[2]["estimates"] == [0.0, 10.0]
+@pytest.mark.parametrize("forced", [0, 1])
+def test_bandit_policy_without_finished_jobs_has_no_estimate_and_never_looks_best(
+    forced: int,
+) -> None:
+    """#16 (9): a policy that ran while no job finished used to get the estimate 0 and look
+    best; it has no data (NaN, +inf), and a zero-count period never makes an estimate of 0."""
+    selector = make_selector(f"bandit(eps=0,forced={forced})", P2, rng=rng())
+    choices = run_bandit(selector, [(0.0, 0), (50.0, 5), (30.0, 5)], P2)
+    if forced:  # FCFS ran first without a finished job, SPF in the round: SPF from then on
+        assert choices == ["FCFS", "SPF", "SPF", "SPF"]
+        assert math.isnan(selector.history[2]["estimates"][0])
+        assert selector.history[2]["estimates"][1] == 10.0
+    else:  # no data anywhere after period 0: the initial policy FCFS again, then its data
+        assert choices == ["FCFS", "FCFS", "FCFS", "FCFS"]
+        assert all(math.isnan(x) for x in selector.history[1]["estimates"])
+        assert selector.history[2]["estimates"][0] == 10.0  # 50 s / 5 jobs, not (0 + 50) / 5
+        assert math.isnan(selector.history[3]["estimates"][1])
+    for entry in selector.history:
+        assert 0.0 not in entry["estimates"]
 
 
 def bandit_shares(epsilon: float, periods: int, seed: int = 11) -> tuple[Selector, np.ndarray]:
@@ -299,9 +333,12 @@ def bandit_shares(epsilon: float, periods: int, seed: int = 11) -> tuple[Selecto
 
 
 def greedy_from_estimates(entry: dict) -> int:
+    """The published greedy choice: the lowest estimate among the policies with one, else the
+    initial policy (FCFS, index 0)."""
     estimates = np.array(entry["estimates"])
-    untried = np.flatnonzero(np.isnan(estimates))
-    return int(untried[0]) if untried.size else int(np.argmin(estimates))
+    if np.isnan(estimates).all():
+        return 0
+    return int(np.nanargmin(estimates))
 
 
 def test_bandit_explores_with_probability_epsilon() -> None:
@@ -324,10 +361,10 @@ def test_bandit_with_epsilon_one_is_uniform() -> None:
 
 def test_bandit_with_epsilon_zero_never_explores() -> None:
     selector, chosen = bandit_shares(0.0, 1000)
-    assert list(chosen[:3]) == [0, 1, 2]
     assert all(P3.index(e["policy"]) == greedy_from_estimates(e) for e in selector.history)
     assert not any(e["explored"] for e in selector.history)
-    assert (chosen[3:] == 0).mean() > 0.9  # the lowest estimate is the lowest mean wait
+    # no exploration and no forced round: the initial policy FCFS (here the best) throughout
+    assert (chosen == 0).all()
 
 
 def test_bandit_is_deterministic_per_seed() -> None:
@@ -474,6 +511,9 @@ def test_thompson_is_deterministic_per_seed() -> None:
         ("Bandit(EPS=0.3)", {}, "bandit(eps=0.3)"),
         ("bandit(epsilon=0.25,discount=0.5)", {}, "bandit(eps=0.25,discount=0.5)"),
         ("bandit", {"epsilon": 0.3}, "bandit(eps=0.3)"),
+        ("bandit(forced=1)", {}, "bandit(eps=0.1,forced=1)"),
+        ("bandit(forced=true, initial=spf)", {}, "bandit(eps=0.1,initial=SPF,forced=1)"),
+        ("bandit(forced=0)", {"forced_round": True}, "bandit(eps=0.1)"),  # inline wins
         ("bandit(eps=0.2)", {"epsilon": 0.3}, "bandit(eps=0.2)"),  # inline wins
         ("ucb(c=0.5)", {}, "ucb(c=0.5)"),
         ("UCB", {"exploration": 2}, "ucb(c=2)"),
@@ -514,7 +554,10 @@ def test_inline_options_reach_the_selector() -> None:
         "swucb": False,
         "thompson": False,
     }
-    assert make_selector("bandit", ("SPF", "LPF"), rng=rng()).policies == ("SPF", "LPF")
+    assert make_selector("bandit", ("SPF", "LPF"), rng=rng(), initial="lpf").policies == (
+        "SPF",
+        "LPF",
+    )
     assert make_selector("random", ["spf", "Lpf"], rng=rng()).policies == ("SPF", "LPF")
 
 
@@ -531,6 +574,10 @@ def test_inline_options_reach_the_selector() -> None:
         ("bandit(eps=0.1,epsilon=0.2)", {}, "twice"),
         ("bandit(eps=0.3", {}, "malformed"),
         ("bandit(eps)", {}, "eps"),
+        ("bandit(forced=2)", {}, "forced_round"),
+        ("bandit(forced=yes)", {}, "forced_round"),
+        ("bandit(initial=LQF)", {}, "LQF"),
+        ("bandit", {"initial": "SQF"}, "no policy has data"),
         ("full(discount=0)", {}, "discount"),
         ("full(discount=1.5)", {}, "discount"),
         ("full(discount=nan)", {}, "discount"),
@@ -711,6 +758,7 @@ def test_registry_holds_one_entry_per_kind_in_display_order() -> None:
         assert selector.needs_simulation == kind.needs_simulation
         assert set(kind.options.values()) <= {
             "discount", "epsilon", "low", "high", "initial", "window", "exploration",
+            "forced_round",
         }  # fmt: skip
 
 

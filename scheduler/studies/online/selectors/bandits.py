@@ -1,10 +1,12 @@
 """Selectors with bandit feedback (only the live period of the policy that ran).
 
 ``bandit``
-    epsilon-greedy with the published estimate
+    epsilon-greedy as published, with the published estimate
     ``sum_{t<T, P_t=P} discount^(T-1-t) w_t / sum_{t<T, P_t=P} n_t`` (discounted numerator,
-    plain job count as denominator; w_t in seconds); its strategies are named
-    ``bandit(eps=<epsilon>)`` (:func:`bandit_spec`, :func:`bandit_epsilon`).
+    plain job count as denominator; w_t in seconds; a policy without a counted job has no
+    estimate and is never greedy while another has one); no forced round of untried policies
+    unless ``forced=1``. Its strategies are named ``bandit(eps=<epsilon>)``
+    (:func:`bandit_spec`, :func:`bandit_epsilon`).
 ``ucb``, ``swucb``, ``thompson``
     Bandits on *normalised* per-job mean waits, so the unknown scale of the waits (seconds to
     days) does not matter: UCB1 (lower confidence bound, since costs are minimised), its
@@ -22,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from scheduler.core.errors import ConfigurationError
 from scheduler.studies.common.bandits import (
     UCB,
     BanditFeedback,
@@ -34,6 +37,7 @@ from scheduler.studies.online.selectors.base import (
     PeriodFeedback,
     Selector,
     SelectorSettings,
+    canonical_policy,
     format_option,
     register,
 )
@@ -66,22 +70,27 @@ def bandit_epsilon(strategy: str) -> float | None:
 
 
 class EpsilonGreedySelector(BaseSelector):
-    """epsilon-greedy on the live waits of the policy that ran (bandit feedback only).
+    """epsilon-greedy on the live waits of the policy that ran (bandit feedback only), as
+    published (Reis's thesis, eq. 6.8-6.9).
 
     Estimated cost of P at decision time T (seconds per job)::
 
         sum_{t<T, P_t=P} discount^(T-1-t) w_t  /  sum_{t<T, P_t=P} n_t
 
     where w_t = ``live_wait_s`` and n_t = ``live_jobs`` of period t: a discounted numerator over
-    a plain job count, exactly as published (0 when P ran but no job finished). With probability
-    1 - epsilon the greedy policy runs: the first untried policy in set order, else the lowest
-    estimate (ties: set order); with probability epsilon a policy drawn uniformly in the set.
-    Each period draws the coin and the uniform pick from ``rng``, whatever the outcome. The
-    bandit itself is :class:`scheduler.studies.common.bandits.EpsilonGreedy` over the policies.
+    a plain job count, exactly as published. A policy has *no data* while its count is 0 (it
+    never ran, or no job finished while it ran): it has no estimate (NaN) and counts as +inf, so
+    it is never greedy while another policy has data and never looks best on no data. With
+    probability 1 - epsilon the greedy policy runs: the lowest estimate (ties: set order), or
+    ``initial`` while no policy has data (``online.initial``, FCFS by default); with probability
+    epsilon a policy drawn uniformly in the set. With ``forced_round`` (an option, not the
+    published rule) every policy runs once first, in set order, as the greedy choice. Each period
+    draws the coin and the uniform pick from ``rng``, whatever the outcome. The bandit itself is
+    :class:`scheduler.studies.common.bandits.EpsilonGreedy` over the policies.
 
-    History entries hold ``"estimates"`` (per policy, NaN when untried), ``"greedy"`` (the greedy
-    policy) and ``"explored"`` (the epsilon coin came up; the uniform pick may still be the
-    greedy policy).
+    History entries hold ``"estimates"`` (per policy, NaN without data), ``"greedy"`` (the
+    greedy policy) and ``"explored"`` (the epsilon coin came up; the uniform pick may still be
+    the greedy policy).
     """
 
     def __init__(
@@ -92,14 +101,25 @@ class EpsilonGreedySelector(BaseSelector):
         discount: float,
         rng: np.random.Generator,
         name: str,
+        initial: str | None = None,
+        forced_round: bool = False,
     ) -> None:
         super().__init__(name, policies)
         self.epsilon = epsilon
         self.discount = discount
-        self._bandit = EpsilonGreedy(policies, epsilon=epsilon, discount=discount, rng=rng)
+        self.initial = policies[0] if initial is None else initial
+        self.forced_round = forced_round
+        self._bandit = EpsilonGreedy(
+            policies,
+            epsilon=epsilon,
+            discount=discount,
+            rng=rng,
+            forced_round=forced_round,
+            initial=self._position[self.initial],
+        )
 
     def estimates(self) -> np.ndarray:
-        """Current estimated cost per policy, seconds per job (NaN for untried policies)."""
+        """Current estimated cost per policy, seconds per job (NaN: no data, no counted job)."""
         return self._bandit.estimates()
 
     def _choose(self, period: int) -> tuple[str, dict[str, Any]]:
@@ -194,19 +214,37 @@ class ThompsonSelector(_NormalisedBandit):
 @register(
     EPSILON_GREEDY,
     "epsilon-greedy on the discounted live wait per finished job",
-    options={"eps": "epsilon", "epsilon": "epsilon", "discount": "discount"},
+    options={
+        "eps": "epsilon",
+        "epsilon": "epsilon",
+        "discount": "discount",
+        "initial": "initial",
+        "forced": "forced_round",
+    },
     thesis=True,
 )
 def _epsilon_greedy(settings: SelectorSettings) -> Selector:
+    start = canonical_policy(settings.initial)
+    if start not in settings.policies:
+        raise ConfigurationError(
+            f"initial policy {start} of selector {EPSILON_GREEDY} (its choice while no policy "
+            f"has data) is not in the policy set {', '.join(settings.policies)}"
+        )
     shown = [f"eps={format_option(settings.epsilon)}"]
     if settings.discount != 1.0:
         shown.append(f"discount={format_option(settings.discount)}")
+    if start != "FCFS":
+        shown.append(f"initial={start}")
+    if settings.forced_round:
+        shown.append("forced=1")
     return EpsilonGreedySelector(
         settings.policies,
         epsilon=settings.epsilon,
         discount=settings.discount,
         rng=settings.rng,
         name=f"{EPSILON_GREEDY}({','.join(shown)})",
+        initial=start,
+        forced_round=settings.forced_round,
     )
 
 

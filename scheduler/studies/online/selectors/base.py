@@ -326,6 +326,9 @@ class SelectorSettings:
         Weight c >= 0 of a confidence term (dimensionless).
     policy
         The P of ``fixed:P`` as written, ``None`` for other specs.
+    forced_round
+        Whether the epsilon-greedy bandit runs every policy once first (False: the published
+        rule).
     """
 
     spec: str
@@ -339,6 +342,7 @@ class SelectorSettings:
     window: int
     exploration: float
     policy: str | None = None
+    forced_round: bool = False
 
 
 @dataclass(frozen=True)

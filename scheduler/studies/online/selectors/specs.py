@@ -116,6 +116,17 @@ def _integer(parameter: str, value: object) -> int:
     return int(value)
 
 
+def _flag(parameter: str, value: object) -> bool:
+    """A yes/no option: a bool, 0 / 1, or ``"0"``, ``"1"``, ``"false"``, ``"true"``."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | np.integer) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("0", "1", "false", "true"):
+        return value.strip().lower() in ("1", "true")
+    raise ConfigurationError(f"{parameter} must be 0 or 1 (false or true), not {value!r}")
+
+
 def make_selector(
     spec: str,
     policies: Sequence[str],
@@ -127,6 +138,7 @@ def make_selector(
     initial: str = "FCFS",
     window: int = 20,
     exploration: float = 1.0,
+    forced_round: bool = False,
 ) -> Selector:
     """Build the selector described by ``spec`` over the policy set ``policies``.
 
@@ -138,7 +150,7 @@ def make_selector(
         (case-insensitive), optionally with inline options that override the
         keyword arguments: ``full(discount=0.9, initial=SPF)``,
         ``noisy(low=0.8, high=1.2, discount=1, initial=FCFS)``, ``bandit(eps=0.3,
-        discount=0.5)``, ``ucb(c=0.5)``, ``swucb(window=10, c=1)``.
+        discount=0.5, initial=SPF, forced=1)``, ``ucb(c=0.5)``, ``swucb(window=10, c=1)``.
     policies
         The policy set, non-empty, known policy names without duplicates (case-insensitive).
     rng
@@ -152,12 +164,15 @@ def make_selector(
     noise
         ``(low, high)``, 0 < low <= high: range of the uniform factor of ``noisy``.
     initial
-        Policy of period 0 of ``full`` and ``noisy`` (must belong to the set; only checked for
-        those two).
+        Policy of period 0 of ``full`` and ``noisy``, and the greedy policy of ``bandit`` while
+        no policy has data (must belong to the set; only checked for those three).
     window
         Counted periods in the sliding window of ``swucb`` (>= 1).
     exploration
         Weight c >= 0 of the confidence term of ``ucb`` and ``swucb``.
+    forced_round
+        ``bandit`` only: run every policy once first, in set order (``forced=1``; not in the
+        published rule, which is the default).
 
     Returns
     -------
@@ -193,6 +208,7 @@ def make_selector(
         "initial": initial,
         "window": window,
         "exploration": exploration,
+        "forced_round": forced_round,
     }
     values.update({key: value for key, value in options.items() if key != "policy"})
     discount = _real("discount", values["discount"])
@@ -201,6 +217,7 @@ def make_selector(
     high = _real("noise high", values["high"])
     window = _integer("window", values["window"])
     exploration = _real("exploration", values["exploration"])
+    forced = _flag("forced_round", values["forced_round"])
     if not 0.0 < discount <= 1.0:
         raise ConfigurationError(f"discount must be in (0, 1], not {discount}")
     if not 0.0 <= epsilon <= 1.0:
@@ -224,5 +241,6 @@ def make_selector(
         window=window,
         exploration=exploration,
         policy=options.get("policy"),
+        forced_round=forced,
     )
     return SELECTORS[base].factory(settings)
