@@ -177,14 +177,99 @@ def check_batches(plan, per_split: int, per_job: int) -> None:
         ({"figures": {"threshold": "7h"}}, "tuning.figures.threshold", "7h"),
         ({"figures": {"weekly_backfill": "F1"}}, "tuning.figures.weekly_backfill", "F1"),
         ({"resampling": "bootstrap"}, "tuning.resampling", "bootstrap"),
+        ({"figures": {"weeks_from": "test"}}, "tuning.figures.weeks_from", "test"),
+        ({"figures": {"whole_weeks": 0}}, "tuning.figures.whole_weeks", "0"),
+        ({"whole_log": {"traces": ["NOPE"], "pairs": ["SPF-SPF"]}}, "tuning.whole_log.traces",
+         "NOPE"),
+        ({"whole_log": {"traces": ["KTH-SP2"], "pairs": ["EXP-EXP"]}}, "tuning.whole_log.pairs",
+         "the registry's LEXP"),
+        ({"whole_log": {"pairs": ["SPF-XYZ"]}}, "tuning.whole_log.pairs", "XYZ"),
+        ({"whole_log": {"pairs": ["SPF"]}}, "tuning.whole_log.pairs", "not a pair"),
+        ({"whole_log": {"pairs": [["SPF", "SPF", "FCFS"]]}}, "tuning.whole_log.pairs",
+         "not a pair"),
+        ({"whole_log": {"pairs": ["SPF-SPF", ["spf", "spf"]]}}, "tuning.whole_log.pairs",
+         "twice"),
+        ({"whole_log": {"traces": ["KTH-SP2"], "pairs": []}}, "tuning.whole_log.pairs",
+         "at least one pair"),
+        ({"whole_log": {"thresholds": ["20"]}}, "tuning.whole_log.thresholds", "'20'"),
     ],
-)
+)  # fmt: skip
 def test_errors_name_the_key(config, tuning, key, value):
     with pytest.raises(ConfigurationError) as info:
         tuning_plan(with_tuning(config, **tuning))
     message = str(info.value)
     assert key in message
     assert value in message
+
+
+# --------------------------------------------------------------------------------------------
+# The whole-log weeks of the descriptive figures, and the whole-log table
+# --------------------------------------------------------------------------------------------
+
+
+def test_whole_weeks_simulate_only_the_figures_cases(config):
+    plan = tuning_plan(config)
+    assert (plan.figure_split, plan.whole_weeks) == ("whole", 100)
+    assert plan.splits == ("train", "test")  # the protocol's splits are unchanged
+    assert plan.week_splits == ("train", "test", "whole")
+    assert plan.cases_of("train") == plan.cases_of("test") == plan.cases()
+    cases = plan.cases_of("whole")
+    assert len(cases) == len(set(cases)) == 49 + 7  # pairs at Θ = none, SPF backfill at 20 h
+    assert {(c.primary, c.backfill) for c in cases if c.threshold == "none"} == {
+        (p, b) for p in POLICIES7 for b in POLICIES7
+    }
+    assert {c for c in cases if c.threshold != "none"} == {
+        SimulationCase(p, "SPF", "20h") for p in POLICIES7
+    }
+    assert plan.baseline in cases
+    assert plan.batches("whole") == (Batch(0, 0, 99),)
+    # a baseline at a threshold: every pair at it, and the thresholded figure's none and Θ
+    other = tuning_plan(with_tuning(config, baseline={"threshold": "40h"}))
+    labels = {c.threshold for c in other.cases_of("whole")}
+    assert labels == {"40h", "none", "20h"} and len(other.cases_of("whole")) == 49 + 14
+
+
+def test_whole_weeks_batches_and_the_train_source(config):
+    plan = tuning_plan(with_tuning(config, weeks_per_job=30, figures={"whole_weeks": 250}))
+    assert plan.weeks_of("whole") == 250 and plan.weeks_of("train") == 100
+    assert [b.weeks for b in plan.batches("whole")][-1] == range(240, 250)
+    assert len(plan.batches("whole")) == 9 and len(plan.batches()) == 4
+    assert plan.batch(8, "whole") == Batch(8, 240, 249)
+    with pytest.raises(ConfigurationError, match="whole weeks have 9 batches"):
+        plan.batch(9, "whole")
+    from_train = tuning_plan(with_tuning(config, figures={"weeks_from": "train"}))
+    assert from_train.week_splits == ("train", "test")
+    with pytest.raises(ConfigurationError, match="no week source 'whole'"):
+        from_train.batches("whole")
+
+
+def test_whole_log_table_plan(config, full_config):
+    plan = tuning_plan(config)
+    assert plan.whole_log_trace_names == ("KTH-SP2",)
+    assert plan.whole_log_pairs == (
+        ("LEXP", "LEXP"), ("SQF", "SQF"), ("SPF", "SPF"), ("FCFS", "FCFS")
+    )  # fmt: skip
+    assert [t.label for t in plan.whole_log_thresholds] == ["none"]
+    # the baseline is listed already: four runs per log
+    assert plan.whole_log_cases() == tuple(
+        SimulationCase(p, b, "none") for p, b in plan.whole_log_pairs
+    )
+    full = tuning_plan(full_config)
+    assert full.whole_log_trace_names == ("CTC-SP2", "SDSC-SP2")  # the published tables
+    assert full.whole_log_pairs == plan.whole_log_pairs
+    assert full.whole_weeks == 250
+    # pairs as lists or strings, any case; the baseline added when missing; Θ in seconds
+    custom = tuning_plan(with_tuning(config, whole_log={
+        "traces": ["CTC-SP2"], "pairs": [["spf", "lexp"], "LQF-sqf"], "thresholds": ["10h"],
+    }))  # fmt: skip
+    assert custom.whole_log_pairs == (("SPF", "LEXP"), ("LQF", "SQF"))
+    assert custom.whole_log_cases() == (
+        SimulationCase("SPF", "LEXP", "10h"), SimulationCase("LQF", "SQF", "10h"),
+        SimulationCase("FCFS", "FCFS", "none"),
+    )  # fmt: skip
+    assert custom.threshold_seconds("10h") == 36000.0
+    # no traces: no table, and no pair needed
+    assert tuning_plan(with_tuning(config, whole_log={"traces": []})).whole_log_traces == ()
 
 
 def test_negative_seed(config):

@@ -249,6 +249,95 @@ def test_tuning_protocol(study):
     assert read_parquet_provenance(study / "protocol.parquet")["config"]["confidence"] == 0.95
 
 
+def test_resample_whole_log_weeks(study, tmp_path):
+    """The "whole" week source resamples the whole filtered log (both halves feed it) with
+    seeds of its own: its week i is neither the train nor the test week i."""
+    path = tmp_path / "weeks-whole.parquet"
+    trace_steps.resample_batch(
+        str(study / "filtered.parquet"), str(path), trace=TRACE, split="whole",
+        first_week=WEEKS[0], last_week=WEEKS[1], seed=SEED,
+    )  # fmt: skip
+    whole = pl.read_parquet(path)
+    assert whole["week_index"].unique().sort().to_list() == [0, 1, 2, 3]
+    assert machine_procs(path) == "100"
+    sources = whole["source_job_id"]
+    for split in ("train", "test"):
+        part = pl.read_parquet(study / f"{split}.parquet")
+        assert sources.is_in(part["job_id"].implode()).any(), split  # both halves feed it
+        weeks = pl.read_parquet(study / f"weeks-{split}.parquet")
+        assert not whole.select("week_index", "source_job_id").equals(
+            weeks.select("week_index", "source_job_id")
+        )
+    assert read_parquet_provenance(path)["config"]["split"] == "whole"
+
+
+def test_whole_log_simulation_and_table(study, tmp_path):
+    """Each pair simulated on the whole filtered log equals scheduler.simulate on it; the
+    table gives hours and ratios to the baseline's run on the same log."""
+    import scheduler
+
+    pairs = [("FCFS", "FCFS", "none", math.inf), ("SPF", "SPF", "none", math.inf),
+             ("LEXP", "LEXP", "20h", 72000.0)]  # fmt: skip
+    runs = []
+    for primary, backfill, threshold, threshold_s in pairs:
+        out = tmp_path / f"{primary}-{backfill}-{threshold}.parquet"
+        tuning_steps.simulate_whole_log(
+            str(study / "filtered.parquet"), str(out), trace=TRACE, primary=primary,
+            backfill=backfill, threshold=threshold, threshold_s=threshold_s,
+            log_path=str(tmp_path / "whole.log"),
+        )  # fmt: skip
+        runs.append(str(out))
+    jobs = pl.read_parquet(study / "filtered.parquet")
+    direct = {
+        (p, b, t): scheduler.simulate(jobs, p, b, t, machine_procs=100).summary
+        for p, b, t, _ in pairs
+    }
+    tuning_steps.tabulate_whole_log(
+        runs, str(tmp_path / "t.parquet"), str(tmp_path / "t.csv"), str(tmp_path / "t.md"),
+        baseline=BASELINE, log_path=str(tmp_path / "table.log"),
+    )  # fmt: skip
+    table = pl.read_parquet(tmp_path / "t.parquet")
+    assert table.height == 3 and (table["jobs"] == KTH_KEPT).all()
+    base = direct["FCFS", "FCFS", "none"]
+    for row in table.iter_rows(named=True):
+        summary = direct[row["primary"], row["backfill"], row["threshold"]]
+        assert row["avg_wait_s"] == pytest.approx(summary.avg_wait_s, rel=1e-12)
+        assert row["max_wait_s"] == pytest.approx(summary.max_wait_s, rel=1e-12)
+        assert row["avg_wait_h"] == pytest.approx(summary.avg_wait_s / 3600.0, rel=1e-12)
+        assert row["max_wait_h"] == pytest.approx(summary.max_wait_s / 3600.0, rel=1e-12)
+        assert row["relative_avg_wait"] == pytest.approx(summary.avg_wait_s / base.avg_wait_s)
+        assert row["relative_max_wait"] == pytest.approx(summary.max_wait_s / base.max_wait_s)
+    assert table.filter(pl.col("primary") == "LEXP")["threshold_s"].to_list() == [72000.0]
+    assert table.filter(pl.col("primary") == "FCFS")["relative_avg_wait"].to_list() == [1.0]
+    assert read_csv(tmp_path / "t.csv").equals(table)
+    markdown = (tmp_path / "t.md").read_text()
+    assert "relative to EASY-FCFS-FCFS" in markdown and "| KTH-SP2 | SPF | SPF |" in markdown
+    assert len((tmp_path / "whole.log").read_text().splitlines()) == 3
+    # without the baseline's run the table cannot be relative to it
+    with pytest.raises(core_steps.StepError, match="baseline EASY-FCFS-FCFS has no run"):
+        tuning_steps.tabulate_whole_log(
+            runs[1:], str(tmp_path / "u.parquet"), str(tmp_path / "u.csv"),
+            str(tmp_path / "u.md"), baseline=BASELINE,
+        )  # fmt: skip
+
+
+def test_train_test_figure_agrees_with_the_protocol(study):
+    """The train/test figure's AvgWait difference of the learned pair on the test weeks is the
+    protocol's test_mean_difference_s (the same weeks, paired), in hours."""
+    from scheduler.studies.tuning.figures import train_test_pairs_plot
+
+    summary = pl.read_parquet(study / "summary.parquet")
+    protocol = pl.read_parquet(study / "protocol.parquet")
+    plot = train_test_pairs_plot(summary, threshold="20h", learned=protocol)
+    row = protocol.filter(pl.col("threshold") == "20h").row(0, named=True)
+    data = plot.data
+    point = data[
+        (data["primary"] == row["primary"]) & (data["backfill"] == row["backfill"])
+        & (data["metric"] == "AvgWait")
+    ]  # fmt: skip
+    assert point["test"].iloc[0] == pytest.approx(row["test_mean_difference_s"] / 3600.0)
+
+
 def test_every_step_logged(study):
     for name in ("filter", "split", "resample-train", "collect", "summarize", "protocol"):
         lines = (study / "logs" / f"{name}.log").read_text().splitlines()

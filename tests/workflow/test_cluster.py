@@ -42,7 +42,11 @@ def cluster_study_config(mirror: Path) -> dict:
         mirror,
         backfill_policies=["FCFS"],
         weeks_per_job=4,
-        figures={"weeks": 4, "thresholded_backfill": "FCFS"},
+        # the descriptive figures from the training weeks and no whole-log table: their
+        # simulations would be more components of the "simulate" group than one submission
+        # takes (group-components), and this test counts the submissions
+        figures={"weeks": 4, "thresholded_backfill": "FCFS", "weeks_from": "train"},
+        whole_log={"traces": []},
     )
     config["online"].update(
         replicas=1, policies=["FCFS", "SPF"], periods=["1d"], selectors=["full", "bandit"],

@@ -143,9 +143,13 @@ def test_lint_is_clean(tmp_path: Path, kth_path: Path) -> None:
 def test_dry_run_plans_the_whole_study(tmp_path: Path, kth_path: Path) -> None:
     project = make_project(tmp_path, kth_path)
     jobs = planned_jobs(project)
-    # 2 splits x (2 x 2 pairs x 2 thresholds) x 2 batches of 2 weeks
-    assert jobs["simulate_batch"] == 2 * 8 * 2
-    assert jobs["resample_weeks"] == 2 * 2
+    # 2 splits x (2 x 2 pairs x 2 thresholds) x 2 batches of 2 weeks, and the whole-log weeks
+    # of the descriptive figures: (2 x 2 pairs at Θ = none + 2 primaries x SPF at 20 h) x 2
+    assert jobs["simulate_batch"] == 2 * 8 * 2 + 6 * 2
+    assert jobs["resample_weeks"] == 2 * 2 + 2
+    assert jobs["collect_whole_weekly"] == jobs["summarize_whole"] == 1
+    # the whole-log table: four pairs (the baseline among them) on the whole filtered log
+    assert jobs["simulate_whole_log"] == 4 and jobs["whole_log_table"] == 1
     assert jobs["filter_trace"] == jobs["split_trace"] == 1
     assert jobs["download_trace"] == 2  # KTH-slice and the memory study's LANL-CM5-tiny
     assert jobs["trace_figure"] == 6
@@ -217,6 +221,68 @@ def test_tables_have_expected_rows_and_baseline_is_one(study: Path) -> None:
     assert markdown.count("\n| KTH-slice |") == 2 and "<!-- provenance:" in markdown
 
 
+def test_whole_log_weeks_feed_the_descriptive_figures(study: Path) -> None:
+    whole = read_csv(study / "results/tuning/tables/KTH-slice_whole_summary.csv")
+    assert set(whole["split"].to_list()) == {"whole"} and set(whole["weeks"].to_list()) == {4}
+    assert whole.height == 6  # the figures' cases only
+    assert set(zip(whole["primary"], whole["backfill"], whole["threshold"], strict=True)) == {
+        ("FCFS", "FCFS", "none"), ("FCFS", "SPF", "none"), ("SPF", "FCFS", "none"),
+        ("SPF", "SPF", "none"), ("FCFS", "SPF", "20h"), ("SPF", "SPF", "20h"),
+    }  # fmt: skip
+    base = whole.filter(
+        (pl.col("primary") == "FCFS") & (pl.col("backfill") == "FCFS")
+        & (pl.col("threshold") == "none")
+    )  # fmt: skip
+    assert base["mean_relative_avg_wait"].to_list() == [1.0]
+    assert base["relative_max_wait_d1"].to_list() == [1.0]
+    # the whole weeks are resampled from the whole filtered log, with their own seeds
+    weeks = pl.read_parquet(study / "results/KTH-slice/weeks/whole/batch0.parquet")
+    train = pl.read_parquet(study / "results/KTH-slice/weeks/train/batch0.parquet")
+    filtered = pl.read_parquet(study / "results/KTH-slice/filtered.parquet")
+    assert weeks["source_job_id"].is_in(filtered["job_id"].implode()).all()
+    assert not weeks.select("week_index", "source_job_id").equals(
+        train.select("week_index", "source_job_id")
+    )
+    # the per-trace figures say which weeks they drew; the train/test figures use train/test
+    for figure in ("weekly_avg_wait", "pairs_mean_max_wait", "thresholded_primary"):
+        png = study / f"results/tuning/figures/KTH-slice/{figure}.png"
+        record = json.loads(png_text(png)["Description"])
+        assert json.loads(record["config"])["split"] == "whole", figure
+    protocol = read_csv(study / "results/tuning/tables/protocol.csv")
+    assert set(protocol["train_weeks"].to_list()) == {4}  # train weeks only
+
+
+def test_whole_log_table(study: Path) -> None:
+    table = read_csv(study / "results/tuning/tables/whole_log.csv")
+    assert list(zip(table["primary"], table["backfill"], strict=True)) == [
+        ("LEXP", "LEXP"), ("SQF", "SQF"), ("SPF", "SPF"), ("FCFS", "FCFS"),
+    ]  # fmt: skip
+    filtered = pl.read_parquet(study / "results/KTH-slice/filtered.parquet")
+    assert (table["jobs"] == filtered.height).all() and (table["trace"] == "KTH-slice").all()
+    base = table.filter(pl.col("primary") == "FCFS").row(0, named=True)
+    assert (base["relative_avg_wait"], base["relative_max_wait"]) == (1.0, 1.0)
+    for row in table.iter_rows(named=True):
+        assert row["avg_wait_h"] == pytest.approx(row["avg_wait_s"] / 3600)
+        assert row["relative_max_wait"] == pytest.approx(row["max_wait_s"] / base["max_wait_s"])
+    markdown = (study / "results/tuning/tables/whole_log.md").read_text()
+    assert "relative to EASY-FCFS-FCFS" in markdown and markdown.count("| KTH-slice |") == 4
+    log = (study / "logs/tuning/KTH-slice/whole_log/LEXP/LEXP/none.log").read_text()
+    assert f"{filtered.height:,} jobs" in log
+
+
+def test_figures_from_the_training_weeks(tmp_path: Path, kth_path: Path) -> None:
+    """tuning.figures.weeks_from: train plans no whole-log weeks and draws the descriptive
+    figures from the training weeks."""
+    project = study_project(tmp_path, kth_path, "tuning", figures={"weeks_from": "train"})
+    jobs = planned_jobs(project)
+    assert jobs["simulate_batch"] == 2 * 8 * 2 and jobs["resample_weeks"] == 2 * 2
+    assert "collect_whole_weekly" not in jobs and "summarize_whole" not in jobs
+    snakemake(project, "--until", "trace_figure")
+    png = project / "results/tuning/figures/KTH-slice/pairs_worst_max_wait.png"
+    assert json.loads(json.loads(png_text(png)["Description"])["config"])["split"] == "train"
+    assert not (project / "results/KTH-slice/weeks/whole").exists()
+
+
 def test_outputs_record_config_and_versions(study: Path) -> None:
     record = read_parquet_provenance(
         study / "results/tuning/KTH-slice/sims/train/SPF/FCFS/20h/batch1.parquet"
@@ -276,7 +342,9 @@ def test_adding_a_threshold_reruns_only_new_simulations(study: Path, tmp_path: P
 def test_adding_a_policy_reruns_only_new_simulations(study: Path, tmp_path: Path) -> None:
     project = copy_with(study, tmp_path, primary_policies=["FCFS", "SPF", "LQF"])
     jobs = planned_jobs(project)
-    assert jobs["simulate_batch"] == 2 * 1 * 2 * 2 * 2  # splits x LQF x backfills x Θ x batches
+    # splits x LQF x backfills x Θ x batches, and on the whole-log weeks LQF with both
+    # backfills at Θ = none and with SPF at 20 h, x batches
+    assert jobs["simulate_batch"] == 2 * 1 * 2 * 2 * 2 + 3 * 2
     snakemake(project)
     assert planned_jobs(project) == {}
     summary = read_csv(project / "results/tuning/tables/KTH-slice_summary.csv")
@@ -285,7 +353,7 @@ def test_adding_a_policy_reruns_only_new_simulations(study: Path, tmp_path: Path
 
 def test_more_weeks_add_only_new_batches(study: Path, tmp_path: Path) -> None:
     jobs = planned_jobs(copy_with(study, tmp_path, weeks_per_split=6))
-    assert jobs["resample_weeks"] == 2  # batch 2 of each split
+    assert jobs["resample_weeks"] == 2  # batch 2 of each split (not of the whole-log weeks)
     assert jobs["simulate_batch"] == 2 * 8  # splits x cases, batch 2 only
     assert "filter_trace" not in jobs and "split_trace" not in jobs
 
@@ -347,7 +415,7 @@ def test_report_contains_every_figure_and_table(study: Path) -> None:
     assert len(html) > 100_000
     names = ("weekly_avg_wait", "pairs_worst_max_wait", "train_test_pairs", "protocol.csv",
              "selector_improvement_1d", "choice_shares_1w", "changes.csv", "best_worst.csv",
-             "bsld_heatmap")  # fmt: skip
+             "bsld_heatmap", "whole_log.csv", "KTH-slice_whole_summary.csv")  # fmt: skip
     for name in names:
         assert name in html
 
@@ -525,7 +593,7 @@ def test_the_configured_baseline_names_tables_and_figures(spf_study: Path) -> No
         & (pl.col("threshold") == "none")
     )
     assert fcfs["mean_relative_avg_wait"].to_list() != [1.0, 1.0]
-    for table in ("KTH-slice_summary.md", "protocol.md"):
+    for table in ("KTH-slice_summary.md", "protocol.md", "whole_log.md"):
         text = (spf_study / "results/tuning/tables" / table).read_text()
         assert "EASY-SPF-FCFS" in text and "EASY-FCFS-FCFS" not in text.split("<!--")[0]
     weekly = pl.read_parquet(spf_study / "results/tuning/KTH-slice/weekly.parquet")

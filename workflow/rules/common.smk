@@ -16,7 +16,7 @@ from scheduler.studies.redirect import steps as redirect_steps
 from scheduler.studies.redirect.plan import redirect_plan
 from scheduler.studies.prediction.plan import prediction_plan
 from scheduler.studies.tuning import steps as tuning_steps
-from scheduler.studies.tuning.plan import tuning_plan
+from scheduler.studies.tuning.plan import SimulationCase, tuning_plan
 from scheduler.traces import steps as trace_steps
 
 validate(config, schema="../schemas/config.schema.yaml")
@@ -72,7 +72,7 @@ def _alternatives(names):
 
 wildcard_constraints:
     trace=_alternatives(config["traces"]),
-    split="train|test",
+    split="train|test|whole",
     batch=r"\d+",
     primary=r"[A-Za-z0-9_]+",
     backfill=r"[A-Za-z0-9_]+",
@@ -109,8 +109,16 @@ def machine_procs(wildcards):
 
 
 def batch_weeks(wildcards):
-    batch = PLAN.batch(int(wildcards.batch))
+    batch = PLAN.batch(int(wildcards.batch), wildcards.split)
     return {"first_week": batch.first, "last_week": batch.last}
+
+
+def week_source(wildcards):
+    """The jobs a week source resamples: a half of the filtered log (train, test), or the
+    whole filtered log (whole: the descriptive figures' weeks)."""
+    if wildcards.split == "whole":
+        return f"results/{wildcards.trace}/filtered.parquet"
+    return f"results/{wildcards.trace}/split/{wildcards.split}.parquet"
 
 
 def threshold_seconds(wildcards):
@@ -122,6 +130,10 @@ def unthresholded_simulation(wildcards):
     or nothing when Θ is none or "none" is not among the thresholds."""
     labels = {threshold.label for threshold in PLAN.thresholds}
     if wildcards.threshold == "none" or "none" not in labels:
+        return []
+    # the whole-log weeks simulate only the figures' cases: reuse a run only when it is one
+    unthresholded = SimulationCase(wildcards.primary, wildcards.backfill, "none")
+    if unthresholded not in PLAN.cases_of(wildcards.split):
         return []
     return simulation_file(
         wildcards.trace,
@@ -142,20 +154,51 @@ def baseline():
     }
 
 
-def simulation_files(wildcards):
-    """Every weekly simulation file of one trace: splits x search space x batches."""
+def week_simulation_files(trace, splits):
+    """Every weekly simulation file of one trace on the given week sources: the cases of
+    each source (the search space on train and test, the figures' cases on whole) x batches.
+    """
     return [
         simulation_file(
-            wildcards.trace,
+            trace,
             split,
             case.primary,
             case.backfill,
             case.threshold,
             batch.index,
         )
-        for split in PLAN.splits
-        for case in PLAN.cases()
-        for batch in PLAN.batches()
+        for split in splits
+        for case in PLAN.cases_of(split)
+        for batch in PLAN.batches(split)
+    ]
+
+
+def simulation_files(wildcards):
+    """Every weekly simulation file of the train/test protocol of one trace."""
+    return week_simulation_files(wildcards.trace, PLAN.splits)
+
+
+def whole_simulation_files(wildcards):
+    """Every weekly simulation file on the whole-log weeks of one trace."""
+    return week_simulation_files(wildcards.trace, ["whole"])
+
+
+def figure_tables(wildcards):
+    """The weekly and summary tables of the week source of the descriptive figures."""
+    parts = [TUNING, wildcards.trace] + (["whole"] if PLAN.figure_split == "whole" else [])
+    folder = "/".join(parts)
+    return {
+        "weekly": f"{folder}/weekly.parquet",
+        "summary": f"{folder}/summary.parquet",
+    }
+
+
+def whole_log_files(wildcards=None):
+    """Every run of the whole-log table: traces x (pairs x thresholds, and the baseline)."""
+    return [
+        f"{TUNING}/{trace}/whole_log/{case.primary}/{case.backfill}/{case.threshold}.parquet"
+        for trace in PLAN.whole_log_trace_names
+        for case in PLAN.whole_log_cases()
     ]
 
 
@@ -199,6 +242,14 @@ def tuning_targets():
     study_figures = expand(
         f"{TUNING}/figures/{{figure}}.{{ext}}", figure=STUDY_FIGURES, ext=("png", "pdf")
     )
+    if PLAN.figure_split == "whole":  # the values behind the descriptive figures
+        tables += expand(
+            f"{TUNING}/tables/{{trace}}_whole_summary.{{ext}}",
+            trace=PLAN.trace_names,
+            ext=("csv", "md"),
+        )
+    if PLAN.whole_log_traces:
+        tables += expand(f"{TUNING}/tables/whole_log.{{ext}}", ext=("csv", "md"))
     return tables + protocol + trace_figures + study_figures
 
 
@@ -210,6 +261,7 @@ def figure_settings():
         "thresholded_backfill": PLAN.thresholded_backfill,
         "threshold": PLAN.figure_threshold,
         "baseline": baseline(),
+        "split": PLAN.figure_split,
     }
 
 

@@ -1,6 +1,9 @@
 # The queue-tuning study: train/test split, resampled weeks, simulations, aggregation, tables,
 # figures (scheduler.studies.tuning.steps; the split and resampling steps are generic trace
-# operations of scheduler.traces.steps).
+# operations of scheduler.traces.steps). Three week sources: train and test (the halves of the
+# filtered log, the whole search space: the protocol) and whole (weeks resampled over the whole
+# filtered log, only the cases of the descriptive figures); and the whole-log table (given
+# pairs simulated on the whole filtered log, no resampling).
 
 
 rule split_trace:
@@ -29,7 +32,7 @@ rule split_trace:
 
 rule resample_weeks:
     input:
-        "results/{trace}/split/{split}.parquet",
+        week_source,
     output:
         "results/{trace}/weeks/{split}/batch{batch}.parquet",
     log:
@@ -103,6 +106,31 @@ rule collect_weekly:
         "logs/tuning/{trace}/collect.log",
     benchmark:
         "benchmarks/tuning/{trace}/collect.tsv"
+    localrule: True
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        baseline=baseline(),
+        code=step_hash(tuning_steps.collect_weekly),
+    run:
+        tuning_steps.collect_weekly(
+            input,
+            output[0],
+            trace=wildcards.trace,
+            baseline=params.baseline,
+            log_path=log[0],
+        )
+
+
+rule collect_whole_weekly:
+    input:
+        whole_simulation_files,
+    output:
+        f"{TUNING}/{{trace}}/whole/weekly.parquet",
+    log:
+        "logs/tuning/{trace}/collect_whole.log",
+    benchmark:
+        "benchmarks/tuning/{trace}/collect_whole.tsv"
     localrule: True
     conda:
         "../envs/schedlab.yaml"
@@ -193,6 +221,41 @@ rule tuning_bootstrap:
         )
 
 
+rule summarize_whole:
+    input:
+        f"{TUNING}/{{trace}}/whole/weekly.parquet",
+    output:
+        parquet=f"{TUNING}/{{trace}}/whole/summary.parquet",
+        csv=report(
+            f"{TUNING}/tables/{{trace}}_whole_summary.csv",
+            caption="../report/whole_summary_table.rst",
+            category="Queue tuning",
+            subcategory="{trace}",
+            labels={"trace": "{trace}", "table": "whole-log weeks (CSV)"},
+        ),
+        markdown=f"{TUNING}/tables/{{trace}}_whole_summary.md",
+    log:
+        "logs/tuning/{trace}/summarize_whole.log",
+    benchmark:
+        "benchmarks/tuning/{trace}/summarize_whole.tsv"
+    localrule: True
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        baseline=baseline(),
+        code=step_hash(tuning_steps.summarize_trace),
+    run:
+        tuning_steps.summarize_trace(
+            input[0],
+            output.parquet,
+            output.csv,
+            output.markdown,
+            trace=wildcards.trace,
+            baseline=params.baseline,
+            log_path=log[0],
+        )
+
+
 rule tuning_protocol:
     input:
         weekly=weekly_files,
@@ -231,10 +294,10 @@ rule tuning_protocol:
         )
 
 
+# The descriptive per-trace figures, from the week source of tuning.figures.weeks_from.
 rule trace_figure:
     input:
-        weekly=f"{TUNING}/{{trace}}/weekly.parquet",
-        summary=f"{TUNING}/{{trace}}/summary.parquet",
+        unpack(figure_tables),
     output:
         png=report(
             f"{TUNING}/figures/{{trace}}/{{figure}}.png",
@@ -295,6 +358,71 @@ rule study_figure:
             output.png,
             output.pdf,
             threshold=params.threshold,
+            baseline=params.baseline,
+            log_path=log[0],
+        )
+
+
+# One job = one (trace, primary, backfill, threshold) simulated on the whole filtered log.
+rule simulate_whole_log:
+    input:
+        filtered="results/{trace}/filtered.parquet",
+        learned=tuning_learned_input,
+    output:
+        f"{TUNING}/{{trace}}/whole_log/{{primary}}/{{backfill}}/{{threshold}}.parquet",
+    log:
+        "logs/tuning/{trace}/whole_log/{primary}/{backfill}/{threshold}.log",
+    benchmark:
+        "benchmarks/tuning/{trace}/whole_log/{primary}/{backfill}/{threshold}.tsv"
+    group:
+        "simulate"
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        threshold_s=threshold_seconds,
+        code=step_hash(tuning_steps.simulate_whole_log),
+    run:
+        tuning_steps.simulate_whole_log(
+            input.filtered,
+            output[0],
+            trace=wildcards.trace,
+            primary=wildcards.primary,
+            backfill=wildcards.backfill,
+            threshold=wildcards.threshold,
+            threshold_s=params.threshold_s,
+            log_path=log[0],
+        )
+
+
+rule whole_log_table:
+    input:
+        whole_log_files,
+    output:
+        parquet=f"{TUNING}/tables/whole_log.parquet",
+        csv=report(
+            f"{TUNING}/tables/whole_log.csv",
+            caption="../report/whole_log_table.rst",
+            category="Queue tuning",
+            subcategory="All traces",
+            labels={"table": "whole logs (CSV)"},
+        ),
+        markdown=f"{TUNING}/tables/whole_log.md",
+    log:
+        "logs/tuning/whole_log_table.log",
+    benchmark:
+        "benchmarks/tuning/whole_log_table.tsv"
+    localrule: True
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        baseline=baseline(),
+        code=step_hash(tuning_steps.tabulate_whole_log),
+    run:
+        tuning_steps.tabulate_whole_log(
+            input,
+            output.parquet,
+            output.csv,
+            output.markdown,
             baseline=params.baseline,
             log_path=log[0],
         )

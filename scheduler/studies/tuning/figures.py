@@ -9,12 +9,17 @@ with the baseline EASY-FCFS-FCFS without threshold. The builders here are pure f
 Times are stored in seconds in the tables and shown in hours on the axes; relative values are
 ratios to the baseline on the same week (1 = as good as EASY-FCFS-FCFS, below 1 = better).
 
+Splits: the descriptive per-trace figures accept ``"train"``, ``"test"`` or ``"whole"`` (weeks
+resampled over the whole filtered log, the thesis' source for them); the training → test
+figures use ``"train"`` and ``"test"`` only.
+
 The three input tables are
 
 * the *weekly relative* table (one row per trace, split, week_index, primary, backfill,
   threshold) with ``avg_wait_s`` and ``relative_avg_wait`` among others,
 * the *summary* table (one row per trace, split, primary, backfill, threshold) with the weekly
-  means, deciles ``relative_avg_wait_d1`` … ``relative_avg_wait_d9`` and worst values,
+  means, deciles ``relative_avg_wait_d1`` … ``relative_avg_wait_d9`` and
+  ``relative_max_wait_d1`` … ``relative_max_wait_d9`` and worst values,
 * the *protocol* table (one row per trace and threshold) with the pair learned on the training
   weeks and its training and test scores.
 """
@@ -31,17 +36,22 @@ import polars as pl
 from plotnine import (
     aes,
     annotate,
+    arrow,
     element_text,
     facet_grid,
     facet_wrap,
     geom_abline,
     geom_errorbar,
     geom_errorbarh,
+    geom_hline,
     geom_line,
     geom_point,
+    geom_segment,
+    geom_vline,
     ggplot,
     position_dodge,
     scale_colour_manual,
+    scale_shape_manual,
     scale_x_continuous,
     scale_x_discrete,
     theme,
@@ -81,8 +91,6 @@ __all__ = [
 ]
 
 
-
-
 #: The threshold label of runs without threshold.
 NO_THRESHOLD = "none"
 #: The baseline when a caller names none (the config's ``tuning.baseline`` defaults).
@@ -95,6 +103,14 @@ def _relative(baseline: Baseline) -> str:
 
 
 _SPLITS: tuple[str, ...] = ("train", "test")
+
+
+#: The week sources of the descriptive figures and how a label names them.
+_SPLIT_TEXT: dict[str, str] = {
+    "train": "training weeks",
+    "test": "test weeks",
+    "whole": "whole-log weeks",
+}
 
 
 _SPLIT_COLOURS: dict[str, str] = {"train": "#0072B2", "test": "#D55E00"}
@@ -146,9 +162,9 @@ def _policy_levels(frame: pd.DataFrame, column: str) -> list[str]:
 
 
 def _check_split(split: str, what: str) -> None:
-    """Reject a split that is not ``"train"`` or ``"test"``."""
-    if split not in _SPLITS:
-        raise ConfigurationError(f"{what}: split must be 'train' or 'test', got {split!r}")
+    """Reject a week source that is not ``"train"``, ``"test"`` or ``"whole"``."""
+    if split not in _SPLIT_TEXT:
+        raise ConfigurationError(f"{what}: split must be 'train', 'test' or 'whole', got {split!r}")
 
 
 def weekly_avg_wait_plot(
@@ -172,7 +188,7 @@ def weekly_avg_wait_plot(
     trace
         Name of the trace to show.
     split
-        ``"train"`` or ``"test"`` weeks.
+        ``"train"``, ``"test"`` or ``"whole"`` (weeks resampled over the whole log) weeks.
     backfill
         The backfilling queue policy shared by all lines.
     threshold
@@ -228,12 +244,12 @@ def weekly_avg_wait_plot(
         + scale_x_continuous(breaks=integer_breaks)
         + policy_colour_scale(levels, "primary policy")
         + wrapped_labs(
-            x=f"week ({split} weeks, resampled)",
+            x=f"resampled week ({_SPLIT_TEXT[split]})",
             y=y_title,
             title=f"{trace}: weekly average waiting time per primary policy",
             subtitle=(
                 f"EASY-<primary>-{backfill}, Θ = {threshold_text(threshold)}, "
-                f"{split} weeks 0–{shown - 1}"
+                f"{_SPLIT_TEXT[split]} 0–{shown - 1}"
             ),
         )
         + figure_theme()
@@ -267,7 +283,8 @@ def pair_scatter_plot(
     max_wait: str = "worst",
     baseline: Baseline = DEFAULT_BASELINE,
 ) -> ggplot:
-    """Every (primary, backfilling) policy pair: relative AvgWait against MaxWait.
+    """Every (primary, backfilling) policy pair: AvgWait against MaxWait, both relative to the
+    baseline (the thesis' "all values relative to EASY" figures).
 
     Parameters
     ----------
@@ -276,20 +293,25 @@ def pair_scatter_plot(
     trace
         Name of the trace to show.
     split
-        ``"train"`` or ``"test"`` weeks.
+        ``"train"``, ``"test"`` or ``"whole"`` (weeks resampled over the whole log) weeks.
     threshold
         Waiting-time threshold label of the pairs shown.
     max_wait
-        ``"worst"``: y = largest MaxWait over the weeks (``worst_max_wait_s``); ``"mean"``:
-        y = mean weekly MaxWait (``mean_max_wait_s``). Shown in hours.
+        ``"mean"``: y = mean of the weekly MaxWait ratios to the baseline
+        (``mean_relative_max_wait``) with vertical bars from their 1st to 9th decile
+        (``relative_max_wait_d1``, ``relative_max_wait_d9``): the thesis' figure. ``"worst"``:
+        y = the largest weekly MaxWait over the baseline's largest on the same weeks
+        (``relative_worst_max_wait``), without vertical bars (one extreme week per pair has no
+        spread to show).
 
     Returns
     -------
     ggplot
-        One point per pair: x = mean weekly AvgWait relative to EASY-FCFS-FCFS with horizontal
-        bars from the 1st to the 9th decile, y = MaxWait (h), colour = primary policy, shape =
-        backfilling policy; the baseline (EASY-FCFS-FCFS, Θ = none, same split) is circled in
-        black; dashed vertical line at 1.
+        One point per pair: x = mean weekly AvgWait relative to the baseline with horizontal
+        bars from the 1st to the 9th decile, y = the relative MaxWait above; colour = primary
+        policy, shape = backfilling policy; the baseline (same split, its own threshold) is
+        circled in black; dashed lines at 1 on both axes. Its data has one row per pair, with
+        the summary's columns.
 
     Raises
     ------
@@ -300,31 +322,29 @@ def pair_scatter_plot(
     _check_split(split, what)
     if max_wait not in ("worst", "mean"):
         raise ConfigurationError(f"{what}: max_wait must be 'worst' or 'mean', got {max_wait!r}")
-    source = "worst_max_wait_s" if max_wait == "worst" else "mean_max_wait_s"
+    y = "relative_worst_max_wait" if max_wait == "worst" else "mean_relative_max_wait"
+    y_bars = ["relative_max_wait_d1", "relative_max_wait_d9"] if max_wait == "mean" else []
     selected = select_rows(
-        summary, what, [*_SUMMARY_COLUMNS, source], trace=trace, split=split, threshold=threshold
-    )
-    frame = _summary_frame(selected, [source])
-    add_hours(frame, source, "max_wait_h")
-    finite_only(frame, ["max_wait_h"])
+        summary, what, [*_SUMMARY_COLUMNS, y, *y_bars], trace=trace, split=split,
+        threshold=threshold,
+    )  # fmt: skip
+    frame = _summary_frame(selected, [y, *y_bars])
+    finite_only(frame, [y, *y_bars])
     primaries = _policy_levels(frame, "primary")
     backfills = _policy_levels(frame, "backfill")
 
     base_rows = summary.filter(
-        (pl.col("trace") == trace)
-        & (pl.col("split") == split)
-        & (pl.col("primary") == baseline.primary)
-        & (pl.col("backfill") == baseline.backfill)
-        & (pl.col("threshold") == baseline.threshold)
+        (pl.col("trace") == trace) & (pl.col("split") == split) & baseline.expr()
     )
     y_title = (
-        "worst weekly maximum waiting time (h)"
+        f"worst weekly MaxWait\n{_relative(baseline)}"
         if max_wait == "worst"
-        else "mean weekly maximum waiting time (h)"
+        else f"mean weekly MaxWait\n{_relative(baseline)}\n(bars: deciles 1–9)"
     )
     plot = (
-        ggplot(frame, aes(x="mean_relative_avg_wait", y="max_wait_h"))
+        ggplot(frame, aes(x="mean_relative_avg_wait", y=y))
         + reference_line("x")
+        + reference_line("y")
         + geom_errorbarh(
             aes(xmin="relative_avg_wait_d1", xmax="relative_avg_wait_d9", colour="primary"),
             height=0,
@@ -332,6 +352,17 @@ def pair_scatter_plot(
             size=0.5,
             na_rm=True,
         )
+    )
+    if y_bars:
+        plot += geom_errorbar(
+            aes(ymin=y_bars[0], ymax=y_bars[1], colour="primary"),
+            width=0,
+            alpha=0.45,
+            size=0.5,
+            na_rm=True,
+        )
+    plot = (
+        plot
         + geom_point(aes(colour="primary", shape="backfill"), size=2.6, na_rm=True)
         + policy_colour_scale(primaries, "primary policy")
         + policy_shape_scale(backfills, "backfilling policy")
@@ -340,19 +371,18 @@ def pair_scatter_plot(
             y=y_title,
             title=f"{trace}: all primary × backfilling policy pairs",
             subtitle=(
-                f"Θ = {threshold_text(threshold)}, {split} weeks; "
+                f"Θ = {threshold_text(threshold)}, {_SPLIT_TEXT[split]}; "
                 f"circled: baseline {baseline.name}"
             ),
         )
         + figure_theme()
     )
-    if base_rows.height:
+    if base_rows.height and y in base_rows.columns:
         point = base_rows.row(0, named=True)
-        x = point["mean_relative_avg_wait"]
-        y = point[source] / SECONDS_PER_HOUR if point[source] is not None else math.nan
-        if x is not None and math.isfinite(x) and math.isfinite(y):
+        x0, y0 = point["mean_relative_avg_wait"], point[y]
+        if x0 is not None and y0 is not None and math.isfinite(x0) and math.isfinite(y0):
             plot += annotate(
-                "point", x=x, y=y, size=6, shape="o", fill="none", colour="black", stroke=1.0
+                "point", x=x0, y=y0, size=6, shape="o", fill="none", colour="black", stroke=1.0
             )
     return plot
 
@@ -374,7 +404,7 @@ def backfill_facet_plot(
     trace
         Name of the trace to show.
     split
-        ``"train"`` or ``"test"`` weeks.
+        ``"train"``, ``"test"`` or ``"whole"`` weeks.
     threshold
         Waiting-time threshold label.
 
@@ -413,7 +443,8 @@ def backfill_facet_plot(
             y=f"mean weekly AvgWait\n{_relative(baseline)}",
             title=f"{trace}: relative AvgWait per backfilling policy and primary policy",
             subtitle=(
-                f"Θ = {threshold_text(threshold)}, {split} weeks; points: mean, bars: deciles 1–9"
+                f"Θ = {threshold_text(threshold)}, {_SPLIT_TEXT[split]}; points: mean, "
+                "bars: deciles 1–9"
             ),
         )
         + figure_theme()
@@ -431,9 +462,12 @@ def threshold_comparison_plot(
     split: str = "train",
     backfill: str = "SPF",
     threshold: str = "20h",
+    max_wait: str = "worst",
     baseline: Baseline = DEFAULT_BASELINE,
 ) -> ggplot:
-    """Relative AvgWait of each primary policy without threshold beside the same with Θ.
+    """AvgWait against MaxWait of each primary policy without threshold and with Θ, the
+    threshold drawn as a horizontal line (the thesis' threshold figure: it shows the MaxWait
+    that Θ removes and the AvgWait it costs).
 
     Parameters
     ----------
@@ -442,24 +476,31 @@ def threshold_comparison_plot(
     trace
         Name of the trace to show.
     split
-        ``"train"`` or ``"test"`` weeks.
+        ``"train"``, ``"test"`` or ``"whole"`` weeks.
     backfill
-        The backfilling queue policy of every bar.
+        The backfilling queue policy of every point.
     threshold
         The threshold label compared with ``"none"`` (must differ from ``"none"``).
+    max_wait
+        ``"worst"`` (default): y = the largest weekly MaxWait (``worst_max_wait_s``);
+        ``"mean"``: y = the mean weekly MaxWait (``mean_max_wait_s``). Hours, absolute: Θ is
+        an absolute duration, so it is a horizontal line at Θ hours.
 
     Returns
     -------
     ggplot
-        x = primary policy, y = mean weekly AvgWait relative to EASY-FCFS-FCFS with bars from
-        the 1st to the 9th decile, dodged by setting (colour ``"Θ = none"`` vs ``"Θ = 20 h"``);
-        dashed line at 1. Its data has one row per (primary policy, setting).
+        x = mean weekly AvgWait relative to the baseline with horizontal bars from the 1st to
+        the 9th decile (relative, as the other figures, so that weeks of different load
+        compare), y = MaxWait (h); colour = primary policy, shape = setting (``"Θ = none"`` vs
+        ``"Θ = 20 h"``); an arrow per primary policy from its point without threshold to its
+        point with Θ; a horizontal line at Θ (hours) and a dashed vertical line at 1. Its data
+        has one row per (primary policy, setting) with ``max_wait_h``.
 
     Raises
     ------
     ConfigurationError
-        When ``threshold`` is ``"none"`` or either setting has no row for trace, split and
-        backfilling policy.
+        When ``threshold`` is ``"none"``, ``max_wait`` is unknown, or either setting has no row
+        for trace, split and backfilling policy.
     """
     what = "threshold_comparison_plot"
     _check_split(split, what)
@@ -467,11 +508,14 @@ def threshold_comparison_plot(
         raise ConfigurationError(
             f"{what}: threshold must differ from {NO_THRESHOLD!r} (it is compared with it)"
         )
+    if max_wait not in ("worst", "mean"):
+        raise ConfigurationError(f"{what}: max_wait must be 'worst' or 'mean', got {max_wait!r}")
+    source = f"{max_wait}_max_wait_s"
     parts = [
         select_rows(
             summary,
             what,
-            _SUMMARY_COLUMNS,
+            [*_SUMMARY_COLUMNS, "threshold_s", source],
             trace=trace,
             split=split,
             backfill=backfill,
@@ -479,35 +523,82 @@ def threshold_comparison_plot(
         )
         for label in (NO_THRESHOLD, threshold)
     ]
-    frame = _summary_frame(pl.concat(parts, how="vertical_relaxed"), ["threshold"])
+    theta_s = float(parts[1]["threshold_s"][0])
+    if not math.isfinite(theta_s):
+        raise ConfigurationError(f"{what}: threshold {threshold!r} has no finite duration")
+    frame = _summary_frame(pl.concat(parts, how="vertical_relaxed"), ["threshold", source])
+    add_hours(frame, source, "max_wait_h")
+    finite_only(frame, ["max_wait_h"])
     settings = [f"Θ = {threshold_text(label)}" for label in (NO_THRESHOLD, threshold)]
     frame["setting"] = frame["threshold"].map(lambda label: f"Θ = {threshold_text(label)}")
     make_categorical(frame, "setting", settings)
-    _policy_levels(frame, "primary")
-    dodge = position_dodge(width=0.6)
+    primaries = _policy_levels(frame, "primary")
+    # one arrow per primary policy: from its point without threshold to its point with Θ
+    ends = frame.pivot_table(
+        index="primary", columns="threshold", values=["mean_relative_avg_wait", "max_wait_h"],
+        observed=True,
+    ).dropna()  # fmt: skip
+    arrows = pd.DataFrame(
+        {
+            "primary": pd.Categorical(ends.index.astype(str), categories=primaries),
+            "x": ends[("mean_relative_avg_wait", NO_THRESHOLD)].to_numpy(),
+            "y": ends[("max_wait_h", NO_THRESHOLD)].to_numpy(),
+            "xend": ends[("mean_relative_avg_wait", threshold)].to_numpy(),
+            "yend": ends[("max_wait_h", threshold)].to_numpy(),
+        }
+    )
+    theta_h = theta_s / SECONDS_PER_HOUR
+    y_title = (
+        "worst weekly maximum waiting time (h)"
+        if max_wait == "worst"
+        else "mean weekly maximum waiting time (h)"
+    )
     return (
-        ggplot(frame, aes(x="primary", y="mean_relative_avg_wait", colour="setting"))
-        + reference_line()
-        + geom_errorbar(
-            aes(ymin="relative_avg_wait_d1", ymax="relative_avg_wait_d9"),
-            position=dodge,
-            width=0.4,
+        ggplot(frame, aes(x="mean_relative_avg_wait", y="max_wait_h"))
+        + reference_line("x")
+        + geom_hline(yintercept=theta_h, colour="#D55E00", linetype="solid", size=0.6)
+        + annotate(
+            "text",
+            x=float(frame["relative_avg_wait_d1"].min()),
+            y=theta_h,
+            label=f"Θ = {threshold_text(threshold)}",
+            ha="left",
+            va="bottom",
+            size=8,
+            colour="#D55E00",
+        )
+        + geom_segment(
+            aes(x="x", y="y", xend="xend", yend="yend", colour="primary"),
+            data=arrows,
+            arrow=arrow(length=0.08, type="closed"),
+            alpha=0.6,
+            size=0.4,
+        )
+        + geom_errorbarh(
+            aes(xmin="relative_avg_wait_d1", xmax="relative_avg_wait_d9", colour="primary"),
+            height=0,
+            alpha=0.35,
+            size=0.5,
             na_rm=True,
         )
-        + geom_point(position=dodge, size=2.4, na_rm=True)
-        + scale_colour_manual(
-            values=dict(zip(settings, ("#555555", "#D55E00"), strict=True)),
+        + geom_point(aes(colour="primary", shape="setting"), size=2.6, na_rm=True)
+        + policy_colour_scale(primaries, "primary policy")
+        + scale_shape_manual(
+            values=dict(zip(settings, ("o", "^"), strict=True)),
             limits=settings,
             name="waiting-time\nthreshold",
         )
         + wrapped_labs(
-            x="primary policy",
-            y=f"mean weekly AvgWait\n{_relative(baseline)}",
+            x=f"mean weekly AvgWait {_relative(baseline)} (bars: deciles 1–9)",
+            y=y_title,
             title=(
                 f"{trace}: waiting-time threshold Θ = {threshold_text(threshold)} "
                 f"vs none, backfilling {backfill}"
             ),
-            subtitle=f"EASY-<primary>-{backfill}, {split} weeks; points: mean, bars: deciles 1–9",
+            subtitle=(
+                f"EASY-<primary>-{backfill}, {_SPLIT_TEXT[split]}; arrows: Θ = none → "
+                f"Θ = {threshold_text(threshold)}"
+            ),
         )
         + figure_theme()
     )
@@ -688,80 +779,177 @@ def baseline_caption(
     return f"Baseline {baseline.name}{setting} mean weekly AvgWait: {'; '.join(parts)}."
 
 
+#: The two panels of :func:`train_test_pairs_plot`: name -> summary column of the mean weekly
+#: value per max_wait choice ("mean", "worst").
+_DIFFERENCE_METRICS: dict[str, dict[str, str]] = {
+    "AvgWait": {"mean": "mean_avg_wait_s", "worst": "mean_avg_wait_s"},
+    "MaxWait": {"mean": "mean_max_wait_s", "worst": "worst_max_wait_s"},
+}
+
+
+def _difference_table(
+    summary: pl.DataFrame, threshold: str, baseline: Baseline, max_wait: str, what: str
+) -> pl.DataFrame:
+    """Per (trace, primary, backfill, metric): train and test difference with the baseline of
+    the same trace and split, hours (rows of pairs present in both splits only)."""
+    columns = {metric: sources[max_wait] for metric, sources in _DIFFERENCE_METRICS.items()}
+    needed = ["trace", "split", "primary", "backfill", "threshold", *set(columns.values())]
+    selected = select_rows(summary, what, needed, threshold=threshold)
+    keys = ["trace", "primary", "backfill"]
+    base = summary.filter(baseline.expr() & pl.col("split").is_in(list(_SPLITS)))
+    parts = []
+    for split in _SPLITS:
+        pairs = selected.filter(pl.col("split") == split)
+        base_split = base.filter(pl.col("split") == split)
+        missing = sorted(set(pairs["trace"].to_list()) - set(base_split["trace"].to_list()))
+        if missing:
+            raise ConfigurationError(
+                f"{what}: the baseline {baseline.name} has no {split} row for "
+                f"{', '.join(missing)}; the differences need it"
+            )
+        for metric, column in columns.items():
+            value = pl.col(column).cast(pl.Float64)
+            base_value = pl.col("__base").cast(pl.Float64)
+            parts.append(
+                pairs.join(
+                    base_split.select("trace", pl.col(column).alias("__base")), on="trace"
+                ).select(
+                    *keys,
+                    pl.lit(metric).alias("metric"),
+                    pl.lit(split).alias("split"),
+                    ((value - base_value) / SECONDS_PER_HOUR).alias("difference_h"),
+                )
+            )
+    long = pl.concat(parts)
+    return (
+        long.filter(pl.col("split") == "train")
+        .select(*keys, "metric", pl.col("difference_h").alias("train"))
+        .join(
+            long.filter(pl.col("split") == "test").select(
+                *keys, "metric", pl.col("difference_h").alias("test")
+            ),
+            on=[*keys, "metric"],
+            how="inner",
+        )
+        .sort("trace", "metric", "primary", "backfill")
+    )
+
+
 def train_test_pairs_plot(
-    summary: pl.DataFrame, *, threshold: str = "20h", baseline: Baseline = DEFAULT_BASELINE
+    summary: pl.DataFrame,
+    *,
+    threshold: str = "20h",
+    baseline: Baseline = DEFAULT_BASELINE,
+    max_wait: str = "mean",
+    learned: pl.DataFrame | None = None,
 ) -> ggplot:
-    """Training against test relative AvgWait of every policy pair, one panel per trace.
+    """Training against test cost of every policy pair as the difference with the baseline:
+    mean AvgWait and MaxWait (the thesis reports the learned pair's test cost this way).
 
     Parameters
     ----------
     summary
-        The summary table (both splits).
+        The summary table (both splits; the baseline's rows at its own threshold too).
     threshold
         Waiting-time threshold label of the pairs shown.
+    max_wait
+        ``"mean"`` (default): the MaxWait panel shows the mean weekly MaxWait
+        (``mean_max_wait_s``), so both panels are means over the same weeks and a difference of
+        means is the mean of the weekly paired differences (the protocol's
+        ``test_mean_difference_s`` for AvgWait); ``"worst"``: the largest weekly MaxWait
+        (``worst_max_wait_s``).
+    learned
+        Optional protocol table (``trace``, ``threshold``, ``primary``, ``backfill``): the pair
+        learned at ``threshold`` is marked by a black diamond in each trace's panels.
 
     Returns
     -------
     ggplot
-        One point per (trace, primary, backfill) present in both splits: x = training, y = test
-        mean weekly AvgWait relative to EASY-FCFS-FCFS; colour = primary policy; dashed identity
-        line; the baseline (1, 1) circled in black; ``facet_wrap`` by trace with free scales;
-        caption from :func:`baseline_caption` (omitted when the table has no baseline rows).
+        One point per (trace, primary, backfill, metric) present in both splits: x = training,
+        y = test value of ``pair − baseline`` (hours) on the same trace and split, where the
+        value is the mean weekly AvgWait (panel ``"AvgWait"``) or the MaxWait above (panel
+        ``"MaxWait"``); colour = primary policy; dashed identity line; lines at 0 (the
+        baseline, circled at (0, 0)); ``facet_wrap`` by trace and metric (one row per trace)
+        with free scales in every panel; caption
+        from :func:`baseline_caption` (omitted when the table has no baseline rows). Its data
+        has columns ``trace, primary, backfill, metric, train, test``.
 
     Raises
     ------
     ConfigurationError
-        When no pair at that threshold has both a training and a test row.
+        When ``max_wait`` is unknown, no pair at that threshold has both a training and a test
+        row, or the baseline has no row for a trace and split shown.
     """
     what = "train_test_pairs_plot"
+    if max_wait not in ("worst", "mean"):
+        raise ConfigurationError(f"{what}: max_wait must be 'worst' or 'mean', got {max_wait!r}")
     selected = select_rows(summary, what, _SUMMARY_COLUMNS, threshold=threshold)
-    keys = ["trace", "primary", "backfill"]
-
-    def side(split: str) -> pl.DataFrame:
-        return selected.filter(pl.col("split") == split).select(
-            *keys, pl.col("mean_relative_avg_wait").cast(pl.Float64).alias(split)
-        )
-
-    joined = side("train").join(side("test"), on=keys, how="inner")
+    joined = _difference_table(summary, threshold, baseline, max_wait, what)
     if joined.height == 0:
         raise ConfigurationError(
             f"{what}: no policy pair with threshold {threshold!r} has both train and test rows "
             f"(traces: {available_values(selected, 'trace')}; "
             f"splits: {available_values(selected, 'split')})"
         )
-    frame = joined.sort(keys).to_pandas()
+    frame = joined.to_pandas()
     finite_only(frame, ["train", "test"])
     traces = level_order(frame["trace"], ())
+    metrics = list(_DIFFERENCE_METRICS)
     make_categorical(frame, "trace", traces)
+    make_categorical(frame, "metric", metrics)
     primaries = _policy_levels(frame, "primary")
     _policy_levels(frame, "backfill")
-    # The baseline scores exactly 1 against itself on both splits.
-    base_points = pd.DataFrame({"trace": traces, "train": 1.0, "test": 1.0})
+    # the baseline differs from itself by 0 on both splits
+    base_points = pd.DataFrame(
+        [(trace, metric) for trace in traces for metric in metrics], columns=["trace", "metric"]
+    ).assign(train=0.0, test=0.0)
     make_categorical(base_points, "trace", traces)
+    make_categorical(base_points, "metric", metrics)
 
     caption: str | None = None
     with contextlib.suppress(ConfigurationError):  # the caption is optional
         caption = baseline_caption(summary, baseline.threshold, baseline=baseline)
+    max_text = "mean weekly MaxWait" if max_wait == "mean" else "worst weekly MaxWait"
     labels = wrapped_labs(
-        x=f"training: mean weekly AvgWait {_relative(baseline)}",
-        y=f"test: mean weekly AvgWait\n{_relative(baseline)}",
+        x=f"training: pair − {baseline.name} (h)",
+        y=f"test: pair − {baseline.name} (h)",
         title=(
-            f"Training vs test relative AvgWait of every policy pair, "
+            f"Training vs test difference with {baseline.name} of every policy pair, "
             f"Θ = {threshold_text(threshold)}: {', '.join(traces)}"
         ),
-        subtitle=f"one point per primary × backfilling pair; circled: {baseline.name}",
+        subtitle=(
+            f"AvgWait: mean weekly AvgWait; MaxWait: {max_text}; one point per primary × "
+            "backfilling pair; circled: the baseline (0, 0)"
+            + ("; diamond: the learned pair" if learned is not None else "")
+        ),
         caption=caption,
     )
-    return (
+    plot = (
         ggplot(frame, aes(x="train", y="test"))
+        + geom_hline(yintercept=0.0, colour="#999999", size=0.3)
+        + geom_vline(xintercept=0.0, colour="#999999", size=0.3)
         + geom_abline(slope=1.0, intercept=0.0, linetype="dashed", colour="#555555")
         + geom_point(aes(colour="primary"), size=1.8, alpha=0.85, na_rm=True)
         + geom_point(data=base_points, size=5, shape="o", fill="none", colour="black", stroke=1.0)
-        + facet_wrap("trace", scales="free")
+        + facet_wrap(["trace", "metric"], scales="free", ncol=len(metrics))
         + policy_colour_scale(primaries, "primary policy")
         + labels
         + figure_theme()
     )
+    if learned is not None:
+        require_columns(learned, ("trace", "threshold", "primary", "backfill"), what)
+        chosen = learned.filter(pl.col("threshold") == threshold).select(
+            "trace", "primary", "backfill"
+        )
+        marked = joined.join(chosen, on=["trace", "primary", "backfill"], how="inner")
+        if marked.height:
+            points = marked.to_pandas()
+            make_categorical(points, "trace", traces)
+            make_categorical(points, "metric", metrics)
+            plot += geom_point(
+                data=points, size=3.4, shape="D", fill="none", colour="black", stroke=0.9
+            )
+    return plot
 
 
 # Render off-screen unless the user forced a backend: must precede the matplotlib import.

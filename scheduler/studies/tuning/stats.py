@@ -96,6 +96,7 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "mean_relative_avg_bsld",
     "mean_utilisation",
     "mean_jobs",
+    *(f"relative_max_wait_d{d}" for d in _DECILES),
 )
 
 
@@ -243,6 +244,9 @@ def summarize_configs(relative: pl.DataFrame, baseline: Baseline) -> pl.DataFram
         ``relative_avg_wait_d1`` … ``relative_avg_wait_d9``
             Deciles (10 % … 90 %) of the weekly ``relative_avg_wait``, linear interpolation
             (as :func:`numpy.quantile`'s default).
+        ``relative_max_wait_d1`` … ``relative_max_wait_d9``
+            The same deciles of the weekly ``relative_max_wait`` (the last columns, so that the
+            older columns keep their positions).
         ``worst_max_wait_s``
             Largest weekly MaxWait, seconds.
         ``relative_worst_max_wait``
@@ -279,6 +283,12 @@ def summarize_configs(relative: pl.DataFrame, baseline: Baseline) -> pl.DataFram
         pl.col("max_wait_s").mean().alias("mean_max_wait_s"),
         pl.col("max_wait_s").max().cast(pl.Float64).alias("worst_max_wait_s"),
         pl.col("relative_max_wait").mean().alias("mean_relative_max_wait"),
+        *(
+            pl.col("relative_max_wait")
+            .quantile(d / 10, interpolation="linear")
+            .alias(f"relative_max_wait_d{d}")
+            for d in _DECILES
+        ),
         pl.col("__baseline_max_wait_s").max().cast(pl.Float64).alias("__baseline_worst"),
         pl.col("avg_bsld").mean().alias("mean_avg_bsld"),
         pl.col("relative_avg_bsld").mean().alias("mean_relative_avg_bsld"),

@@ -1,5 +1,6 @@
 """The queue-tuning study's workflow steps (one function per rule of
-``workflow/rules/tuning.smk``): simulate batches of weeks, aggregate, tables, figures."""
+``workflow/rules/tuning.smk``): simulate batches of weeks, aggregate, tables, figures, and the
+whole-log table (given pairs simulated on the whole filtered log)."""
 
 from __future__ import annotations
 
@@ -32,8 +33,10 @@ __all__ = [
     "bootstrap_batch",
     "collect_weekly",
     "simulate_batch",
+    "simulate_whole_log",
     "study_figure",
     "summarize_trace",
+    "tabulate_whole_log",
     "trace_figure",
     "tuning_protocol",
 ]
@@ -241,27 +244,29 @@ def tuning_protocol(
 
 #: Per-trace figures: name -> builder of (plots module, weekly table, summary table, trace,
 #: settings, baseline); the module is passed in so that it is imported only when a figure is
-#: drawn. Short names: p plots, w weekly, m summary, t trace, s settings, b baseline.
+#: drawn. Short names: p plots, w weekly, m summary, t trace, s settings, b baseline. The weeks
+#: are those of ``s["split"]`` (``tuning.figures.weeks_from``: "whole" or "train").
 _TRACE_FIGURES: dict[str, Callable[..., Any]] = {
     "weekly_avg_wait": lambda p, w, m, t, s, b: p.weekly_avg_wait_plot(
-        w, t, backfill=s["weekly_backfill"], threshold=b.threshold, weeks=s["weeks"],
-        relative=False, baseline=b,
+        w, t, split=s["split"], backfill=s["weekly_backfill"], threshold=b.threshold,
+        weeks=s["weeks"], relative=False, baseline=b,
     ),
     "weekly_relative_avg_wait": lambda p, w, m, t, s, b: p.weekly_avg_wait_plot(
-        w, t, backfill=s["weekly_backfill"], threshold=b.threshold, weeks=s["weeks"],
-        relative=True, baseline=b,
+        w, t, split=s["split"], backfill=s["weekly_backfill"], threshold=b.threshold,
+        weeks=s["weeks"], relative=True, baseline=b,
     ),
     "pairs_worst_max_wait": lambda p, w, m, t, s, b: p.pair_scatter_plot(
-        m, t, threshold=b.threshold, max_wait="worst", baseline=b
+        m, t, split=s["split"], threshold=b.threshold, max_wait="worst", baseline=b
     ),
     "pairs_mean_max_wait": lambda p, w, m, t, s, b: p.pair_scatter_plot(
-        m, t, threshold=b.threshold, max_wait="mean", baseline=b
+        m, t, split=s["split"], threshold=b.threshold, max_wait="mean", baseline=b
     ),
     "backfill_by_primary": lambda p, w, m, t, s, b: p.backfill_facet_plot(
-        m, t, threshold=b.threshold, baseline=b
+        m, t, split=s["split"], threshold=b.threshold, baseline=b
     ),
     "thresholded_primary": lambda p, w, m, t, s, b: p.threshold_comparison_plot(
-        m, t, backfill=s["thresholded_backfill"], threshold=s["threshold"], baseline=b
+        m, t, split=s["split"], backfill=s["thresholded_backfill"], threshold=s["threshold"],
+        baseline=b,
     ),
 }  # fmt: skip
 
@@ -277,13 +282,18 @@ def trace_figure(
     log_path: str | None = None,
     **settings: Any,
 ) -> None:
-    """Draw one per-trace figure of the tuning study (PNG and PDF)."""
+    """Draw one per-trace figure of the tuning study (PNG and PDF).
+
+    ``settings``: the figure settings of the workflow (``weeks``, ``weekly_backfill``,
+    ``thresholded_backfill``, ``threshold``, ``baseline`` and ``split``, the week source: the
+    weekly and summary tables must hold it); ``split`` defaults to ``"train"``."""
     from scheduler.studies.common.figures import save_figure
     from scheduler.studies.tuning import figures as plots
 
     with rule_log(log_path) as log:
         if figure not in _TRACE_FIGURES:
             raise ConfigurationError(f"unknown figure {figure!r}; known: {sorted(_TRACE_FIGURES)}")
+        settings = {"split": "train", **settings}
         plot = _TRACE_FIGURES[figure](
             plots, read_table(weekly_path), read_table(summary_path), trace, settings,
             Baseline(**settings["baseline"]),
@@ -322,12 +332,91 @@ def study_figure(
             protocol = read_table(protocol_path)
             plot = plots.protocol_threshold_plot(protocol, baseline=base)
             size = {"height_in": 2.2 + 1.8 * protocol["trace"].n_unique()}
-        else:  # train_test_pairs
+        else:  # train_test_pairs: the pair learned at the threshold is marked
             summary = pl.concat([read_table(path) for path in summary_paths])
-            plot = plots.train_test_pairs_plot(summary, threshold=threshold, baseline=base)
-            size = {"height_in": 5.0}
+            plot = plots.train_test_pairs_plot(
+                summary, threshold=threshold, baseline=base, learned=read_table(protocol_path)
+            )
+            size = {"height_in": 2.4 + 2.2 * summary["trace"].n_unique()}
         record = provenance(
             {"figure": figure, "threshold": threshold, "baseline": dict(baseline)}, step="figure"
         )
         save_figure(plot, png_path, pdf_path, provenance=flat_record(record), **size)
         log(f"{figure} drawn")
+
+
+def simulate_whole_log(
+    filtered_path: str,
+    out_path: str,
+    *,
+    trace: str,
+    primary: str,
+    backfill: str,
+    threshold: str,
+    threshold_s: float,
+    log_path: str | None = None,
+) -> None:
+    """Simulate EASY(primary, backfill, Θ) on a whole filtered log; write its one-row figures
+    (:data:`~scheduler.studies.tuning.whole_log.WHOLE_LOG_RUN_COLUMNS`).
+
+    The run is :func:`scheduler.simulate` without a predictor (its plain-EASY path,
+    :func:`~scheduler.sim.engine.simulate_easy`) on the filtered jobs and machine size, with the
+    study's reservation rule (``reservation="default"``, as every week of the study) and the
+    requested times as estimates.
+    """
+    from scheduler.core.steps import table_machine_procs
+    from scheduler.sim.engine import simulate_easy
+    from scheduler.studies.tuning.whole_log import whole_log_run
+
+    with rule_log(log_path) as log:
+        started = time.perf_counter()
+        jobs = read_table(filtered_path)
+        procs = table_machine_procs(filtered_path)
+        result = simulate_easy(
+            jobs, primary, backfill, threshold_s, machine_procs=procs, reservation="default"
+        )
+        row = whole_log_run(
+            result.summary, trace=trace, primary=primary, backfill=backfill,
+            threshold=threshold, threshold_s=threshold_s,
+        )  # fmt: skip
+        config = {"trace": trace, "primary": primary, "backfill": backfill,
+                  "threshold": threshold, "filtered_file": os.fspath(filtered_path)}  # fmt: skip
+        write_parquet(row, out_path, provenance(config, step="simulate_whole_log"))
+        log(f"{trace} whole log EASY-{primary}-{backfill} Θ={threshold}: "
+            f"{result.summary.jobs:,} jobs, AvgWait {result.summary.avg_wait_s:,.0f} s, "
+            f"MaxWait {result.summary.max_wait_s:,.0f} s, "
+            f"{time.perf_counter() - started:.2f} s")  # fmt: skip
+
+
+def tabulate_whole_log(
+    run_paths: Sequence[str],
+    parquet_path: str,
+    csv_path: str,
+    markdown_path: str,
+    *,
+    baseline: Mapping[str, str],
+    log_path: str | None = None,
+) -> None:
+    """The whole-log table: every run of :func:`simulate_whole_log` with AvgWait and MaxWait
+    in seconds, hours and relative to the baseline's run on the same log."""
+    from scheduler.studies.common.tables import markdown_table
+    from scheduler.studies.tuning.whole_log import whole_log_table
+
+    with rule_log(log_path) as log:
+        if not run_paths:
+            raise ConfigurationError("no whole-log runs to tabulate")
+        base = Baseline(**baseline)
+        table = whole_log_table(pl.concat([read_table(path) for path in run_paths]), base)
+        record = provenance({"baseline": dict(baseline)}, step="whole_log_table")
+        write_parquet(table, parquet_path, record)
+        write_csv(table, csv_path, record)
+        shown = table.select(
+            "trace", "primary", "backfill", "threshold", "jobs", "avg_wait_s", "avg_wait_h",
+            "relative_avg_wait", "max_wait_s", "max_wait_h", "relative_max_wait",
+        )  # fmt: skip
+        title = (
+            "# Policy pairs simulated on the whole filtered logs (no resampling), relative to "
+            f"{base.name} on the same log\n\n"
+        )
+        write_markdown(title + markdown_table(shown), markdown_path, record)
+        log(f"{table.height} whole-log runs on {table['trace'].n_unique()} logs")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import polars as pl
 import pytest
 from plotnine import aes, geom_point, ggplot
@@ -119,7 +120,8 @@ def summary(weekly: pl.DataFrame) -> pl.DataFrame:
         .agg(pl.col("max_wait_s").max().alias("base_worst"))
     )
     deciles = [
-        pl.col("relative_avg_wait").quantile(d / 10, "linear").alias(f"relative_avg_wait_d{d}")
+        pl.col(f"relative_{metric}").quantile(d / 10, "linear").alias(f"relative_{metric}_d{d}")
+        for metric in ("avg_wait", "max_wait")
         for d in range(1, 10)
     ]
     return (
@@ -254,46 +256,75 @@ def test_weekly_avg_wait_plot_errors(weekly: pl.DataFrame) -> None:
         weekly_avg_wait_plot(weekly, "KTH-SP2", weeks=0)
 
 
+def _layers(plot: ggplot, geom: str) -> list:
+    return [layer for layer in plot.layers if type(layer.geom).__name__ == geom]
+
+
+def _marked_points(plot: ggplot) -> list[tuple[float, float]]:
+    """(x, y) of the annotated points (the circled baseline)."""
+    return [
+        (float(layer.geom.data["x"].iloc[0]), float(layer.geom.data["y"].iloc[0]))
+        for layer in _layers(plot, "geom_point")
+        if layer.geom.data is not None and "x" in layer.geom.data
+    ]
+
+
 @pytest.mark.parametrize("max_wait", ["worst", "mean"])
-def test_pair_scatter_plot(summary: pl.DataFrame, max_wait: str) -> None:
+def test_pair_scatter_plot(weekly: pl.DataFrame, summary: pl.DataFrame, max_wait: str) -> None:
     plot = pair_scatter_plot(summary, "KTH-SP2", threshold="20h", max_wait=max_wait)
     data = plot.data
     assert len(data) == 7 * len(BACKFILLS)
     assert set(zip(data["primary"].astype(str), data["backfill"].astype(str), strict=True)) == {
         (p, b) for p in QUEUE_POLICIES for b in BACKFILLS
     }
-    source = f"{max_wait}_max_wait_s"
-    expected = (
-        summary.filter(
-            (pl.col("trace") == "KTH-SP2")
-            & (pl.col("split") == "train")
-            & (pl.col("threshold") == "20h")
-        )
-        .sort("primary", "backfill")
-        .get_column(source)
-        .to_numpy()
-    )
-    assert _hours_column_equals(data["max_wait_h"].to_numpy(), expected)
-    assert "(h)" in _flat(plot.labels.y) and max_wait in _flat(plot.labels.y)
+    rows = summary.filter(
+        (pl.col("trace") == "KTH-SP2") & (pl.col("split") == "train")
+        & (pl.col("threshold") == "20h")
+    ).sort("primary", "backfill")  # fmt: skip
+    # both axes are relative to the baseline: y is a ratio of MaxWaits, not hours
+    y = "relative_worst_max_wait" if max_wait == "worst" else "mean_relative_max_wait"
+    assert plot.mapping["x"] == "mean_relative_avg_wait" and plot.mapping["y"] == y
+    assert np.allclose(data[y].to_numpy(), rows[y].to_numpy())
+    assert np.allclose(data["mean_relative_avg_wait"], rows["mean_relative_avg_wait"].to_numpy())
+    assert "(h)" not in _flat(plot.labels.y)
+    assert "relative to EASY-FCFS-FCFS" in _flat(plot.labels.y)
     assert "relative to EASY-FCFS-FCFS" in _flat(plot.labels.x)
+    assert max_wait in _flat(plot.labels.y)
     assert "KTH-SP2" in _flat(plot.labels.title) and "20 h" in _flat(plot.labels.subtitle)
-    geoms = [type(layer.geom).__name__ for layer in plot.layers]
-    assert "geom_vline" in geoms and "geom_errorbarh" in geoms
-    # The baseline marker sits at (1, baseline MaxWait in hours).
-    base = summary.filter(
-        (pl.col("trace") == "KTH-SP2")
-        & (pl.col("split") == "train")
-        & (pl.col("primary") == "FCFS")
-        & (pl.col("backfill") == "FCFS")
-        & (pl.col("threshold") == "none")
-    ).row(0, named=True)
-    markers = [layer for layer in plot.layers if type(layer.geom).__name__ == "geom_point"]
-    marked = [layer.geom.data for layer in markers if layer.geom.data is not None]
-    assert any(
-        math.isclose(float(d["x"].iloc[0]), 1.0)
-        and math.isclose(float(d["y"].iloc[0]), base[source] / 3600.0)
-        for d in marked
-    )
+    # dashed lines at 1 on both axes
+    assert [layer.geom.data["xintercept"].tolist() for layer in _layers(plot, "geom_vline")] == [
+        [1.0]
+    ]
+    assert [layer.geom.data["yintercept"].tolist() for layer in _layers(plot, "geom_hline")] == [
+        [1.0]
+    ]
+    # x deciles always; y deciles (of the weekly relative MaxWait) with the mean MaxWait only
+    (bars_x,) = _layers(plot, "geom_errorbarh")
+    assert bars_x.mapping["xmin"] == "relative_avg_wait_d1"
+    assert bars_x.mapping["xmax"] == "relative_avg_wait_d9"
+    bars_y = _layers(plot, "geom_errorbar")
+    if max_wait == "mean":
+        assert [(b.mapping["ymin"], b.mapping["ymax"]) for b in bars_y] == [
+            ("relative_max_wait_d1", "relative_max_wait_d9")
+        ]
+        sqf = data[(data["primary"] == "SQF") & (data["backfill"] == "LQF")]
+        rows = _weekly_rows(weekly, "KTH-SP2", "train", "SQF", "LQF", "20h")
+        weeks = rows["relative_max_wait"].to_numpy()
+        assert sqf["relative_max_wait_d1"].iloc[0] == pytest.approx(np.quantile(weeks, 0.1))
+        assert sqf["relative_max_wait_d9"].iloc[0] == pytest.approx(np.quantile(weeks, 0.9))
+        assert (data["relative_max_wait_d1"] <= data["relative_max_wait_d9"]).all()
+    else:
+        assert bars_y == []
+    # The baseline marker sits at (1, 1): the baseline relative to itself.
+    assert any(math.isclose(x, 1.0) and math.isclose(y, 1.0) for x, y in _marked_points(plot))
+
+
+def _weekly_rows(weekly, trace, split, primary, backfill, threshold) -> pl.DataFrame:
+    return weekly.filter(
+        (pl.col("trace") == trace) & (pl.col("split") == split)
+        & (pl.col("primary") == primary) & (pl.col("backfill") == backfill)
+        & (pl.col("threshold") == threshold)
+    )  # fmt: skip
 
 
 def test_pair_scatter_plot_errors(summary: pl.DataFrame) -> None:
@@ -303,6 +334,31 @@ def test_pair_scatter_plot_errors(summary: pl.DataFrame) -> None:
         pair_scatter_plot(summary, "KTH-SP2", max_wait="median")
     with pytest.raises(ConfigurationError, match="split"):
         pair_scatter_plot(summary, "KTH-SP2", split="validation")
+
+
+def test_descriptive_figures_accept_the_whole_log_weeks(
+    weekly: pl.DataFrame, summary: pl.DataFrame
+) -> None:
+    """The descriptive figures draw the split they are given, "whole" included, and say so."""
+    as_whole = {
+        "weekly": weekly.filter(pl.col("split") == "test").with_columns(split=pl.lit("whole")),
+        "summary": summary.filter(pl.col("split") == "test").with_columns(split=pl.lit("whole")),
+    }
+    plots = [
+        weekly_avg_wait_plot(as_whole["weekly"], "KTH-SP2", split="whole"),
+        pair_scatter_plot(as_whole["summary"], "KTH-SP2", split="whole"),
+        backfill_facet_plot(as_whole["summary"], "KTH-SP2", split="whole"),
+        threshold_comparison_plot(as_whole["summary"], "KTH-SP2", split="whole"),
+    ]
+    for plot in plots:
+        assert "whole-log weeks" in _flat(plot.labels.subtitle)
+    # the same rows under another split name: the same points
+    test_values = pair_scatter_plot(summary, "KTH-SP2", split="test").data
+    assert np.allclose(
+        test_values["relative_worst_max_wait"], plots[1].data["relative_worst_max_wait"]
+    )
+    with pytest.raises(ConfigurationError, match=r"KTH-SP2.*'train'"):
+        pair_scatter_plot(as_whole["summary"], "KTH-SP2", split="train")
 
 
 def test_backfill_facet_plot(summary: pl.DataFrame) -> None:
@@ -320,28 +376,80 @@ def test_backfill_facet_plot(summary: pl.DataFrame) -> None:
         backfill_facet_plot(summary, "SDSC-SP2", threshold="40h")
 
 
-def test_threshold_comparison_plot(summary: pl.DataFrame) -> None:
-    plot = threshold_comparison_plot(summary, "KTH-SP2", backfill="SPF", threshold="20h")
+@pytest.mark.parametrize("max_wait", ["worst", "mean"])
+def test_threshold_comparison_plot(summary: pl.DataFrame, max_wait: str) -> None:
+    plot = threshold_comparison_plot(
+        summary, "KTH-SP2", backfill="SPF", threshold="20h", max_wait=max_wait
+    )
     data = plot.data
     assert len(data) == 2 * 7
     assert list(data["setting"].cat.categories) == ["Θ = none", "Θ = 20\u00a0h"]
     counts = data.groupby("setting", observed=True).size().to_dict()
     assert counts == {"Θ = none": 7, "Θ = 20\u00a0h": 7}
-    expected = summary.filter(
-        (pl.col("trace") == "KTH-SP2")
-        & (pl.col("split") == "train")
-        & (pl.col("backfill") == "SPF")
-        & (pl.col("threshold") == "20h")
-        & (pl.col("primary") == "LQF")
-    ).row(0, named=True)
-    got = data[(data["setting"] == "Θ = 20\u00a0h") & (data["primary"] == "LQF")]
-    assert math.isclose(got["mean_relative_avg_wait"].iloc[0], expected["mean_relative_avg_wait"])
+    # AvgWait (relative, with deciles) on x, MaxWait in hours (absolute) on y
+    assert plot.mapping["x"] == "mean_relative_avg_wait" and plot.mapping["y"] == "max_wait_h"
+    source = f"{max_wait}_max_wait_s"
+    for label, setting in (("20h", "Θ = 20\u00a0h"), ("none", "Θ = none")):
+        expected = _summary_row(summary, "KTH-SP2", "train", "LQF", "SPF", label)
+        got = data[(data["setting"] == setting) & (data["primary"] == "LQF")]
+        assert math.isclose(
+            got["mean_relative_avg_wait"].iloc[0], expected["mean_relative_avg_wait"]
+        )
+        assert math.isclose(got["max_wait_h"].iloc[0], expected[source] / 3600.0)
+    assert "(h)" in _flat(plot.labels.y) and "relative to EASY-FCFS-FCFS" in _flat(plot.labels.x)
+    # Θ is a horizontal line at 20 hours; the dashed line at relative AvgWait 1 is vertical
+    (line,) = _layers(plot, "geom_hline")
+    assert line.geom.data["yintercept"].tolist() == [20.0]
+    assert [layer.geom.data["xintercept"].tolist() for layer in _layers(plot, "geom_vline")] == [
+        [1.0]
+    ]
+    (bars,) = _layers(plot, "geom_errorbarh")
+    assert (bars.mapping["xmin"], bars.mapping["xmax"]) == (
+        "relative_avg_wait_d1", "relative_avg_wait_d9",
+    )  # fmt: skip
+    # one arrow per primary policy, from its point without threshold to its point with Θ
+    (arrows,) = _layers(plot, "geom_segment")
+    ends = arrows.geom.data.set_index(arrows.geom.data["primary"].astype(str))
+    assert sorted(ends.index) == sorted(QUEUE_POLICIES)
+    none_row = data[(data["setting"] == "Θ = none") & (data["primary"] == "SPF")].iloc[0]
+    theta_row = data[(data["setting"] == "Θ = 20\u00a0h") & (data["primary"] == "SPF")].iloc[0]
+    assert (ends.loc["SPF", "x"], ends.loc["SPF", "y"]) == pytest.approx(
+        (none_row["mean_relative_avg_wait"], none_row["max_wait_h"])
+    )
+    assert (ends.loc["SPF", "xend"], ends.loc["SPF", "yend"]) == pytest.approx(
+        (theta_row["mean_relative_avg_wait"], theta_row["max_wait_h"])
+    )
     assert "KTH-SP2" in _flat(plot.labels.title) and "20 h" in _flat(plot.labels.title)
     assert "SPF" in _flat(plot.labels.title)
+
+
+def test_threshold_comparison_plot_line_follows_the_threshold(summary: pl.DataFrame) -> None:
+    relabelled = summary.with_columns(
+        threshold=pl.when(pl.col("threshold") == "20h").then(pl.lit("5h"))
+        .otherwise(pl.col("threshold")),
+        threshold_s=pl.when(pl.col("threshold") == "20h").then(pl.lit(5 * 3600.0))
+        .otherwise(pl.col("threshold_s")),
+    )  # fmt: skip
+    plot = threshold_comparison_plot(relabelled, "KTH-SP2", threshold="5h")
+    (line,) = _layers(plot, "geom_hline")
+    assert line.geom.data["yintercept"].tolist() == [5.0]
+
+
+def test_threshold_comparison_plot_errors(summary: pl.DataFrame) -> None:
     with pytest.raises(ConfigurationError, match=r"KTH-SP2.*'5h'"):
         threshold_comparison_plot(summary, "KTH-SP2", threshold="5h")
     with pytest.raises(ConfigurationError, match="differ"):
         threshold_comparison_plot(summary, "KTH-SP2", threshold="none")
+    with pytest.raises(ConfigurationError, match="max_wait"):
+        threshold_comparison_plot(summary, "KTH-SP2", max_wait="median")
+
+
+def _summary_row(summary, trace, split, primary, backfill, threshold) -> dict:
+    return summary.filter(
+        (pl.col("trace") == trace) & (pl.col("split") == split)
+        & (pl.col("primary") == primary) & (pl.col("backfill") == backfill)
+        & (pl.col("threshold") == threshold)
+    ).row(0, named=True)  # fmt: skip
 
 
 def test_protocol_threshold_plot(protocol: pl.DataFrame) -> None:
@@ -389,23 +497,46 @@ def test_baseline_caption(summary: pl.DataFrame) -> None:
         baseline_caption(summary, "80h")
 
 
-def test_train_test_pairs_plot(summary: pl.DataFrame) -> None:
-    plot = train_test_pairs_plot(summary, threshold="20h")
+@pytest.mark.parametrize("max_wait", ["mean", "worst"])
+def test_train_test_pairs_plot(summary: pl.DataFrame, max_wait: str) -> None:
+    plot = train_test_pairs_plot(summary, threshold="20h", max_wait=max_wait)
     data = plot.data
-    assert len(data) == len(TRACES) * 7 * len(BACKFILLS)
-    assert data.groupby("trace", observed=True).size().tolist() == [7 * len(BACKFILLS)] * 2
-    expected = summary.filter(
-        (pl.col("trace") == "KTH-SP2")
-        & (pl.col("threshold") == "20h")
-        & (pl.col("primary") == "SQF")
-        & (pl.col("backfill") == "LQF")
-    )
-    point = data[
-        (data["trace"] == "KTH-SP2") & (data["primary"] == "SQF") & (data["backfill"] == "LQF")
+    # trace x pair x (AvgWait, MaxWait)
+    assert len(data) == len(TRACES) * 7 * len(BACKFILLS) * 2
+    assert list(data["metric"].cat.categories) == ["AvgWait", "MaxWait"]
+    assert data.groupby(["trace", "metric"], observed=True).size().tolist() == [
+        7 * len(BACKFILLS)
+    ] * 4
+    # the differences with the baseline (its own threshold, same trace and split), by hand
+    max_source = f"{max_wait}_max_wait_s"
+    for trace in TRACES:
+        point = data[
+            (data["trace"] == trace) & (data["primary"] == "SQF") & (data["backfill"] == "LQF")
+        ]
+        for split in SPLITS:
+            pair = _summary_row(summary, trace, split, "SQF", "LQF", "20h")
+            base = _summary_row(summary, trace, split, "FCFS", "FCFS", "none")
+            avg = point[point["metric"] == "AvgWait"][split].iloc[0]
+            assert avg == pytest.approx(
+                (pair["mean_avg_wait_s"] - base["mean_avg_wait_s"]) / 3600.0
+            )
+            most = point[point["metric"] == "MaxWait"][split].iloc[0]
+            assert most == pytest.approx((pair[max_source] - base[max_source]) / 3600.0)
+    assert plot.mapping["x"] == "train" and plot.mapping["y"] == "test"
+    # the baseline at (0, 0) in every panel, lines at 0 and the identity line
+    circles = [
+        layer.geom.data
+        for layer in _layers(plot, "geom_point")
+        if isinstance(layer.geom.data, pd.DataFrame)
     ]
-    for split in SPLITS:
-        value = expected.filter(pl.col("split") == split)["mean_relative_avg_wait"][0]
-        assert math.isclose(point[split].iloc[0], value)
+    assert any(
+        len(c) == 4 and (c["train"] == 0).all() and (c["test"] == 0).all() for c in circles
+    )
+    assert [layer.geom.data["yintercept"].tolist() for layer in _layers(plot, "geom_hline")] == [
+        [0.0]
+    ]
+    assert _layers(plot, "geom_abline")
+    assert type(plot.facet).__name__ == "facet_wrap"
     assert _flat(plot.labels.caption) == baseline_caption(summary)
     # Long texts are wrapped so that they fit a 7-inch-wide figure.
     assert max(len(line) for line in plot.labels.title.splitlines()) <= 72
@@ -414,11 +545,45 @@ def test_train_test_pairs_plot(summary: pl.DataFrame) -> None:
         name in _flat(plot.labels.title) for name in TRACES
     )
     assert "training" in _flat(plot.labels.x) and "test" in _flat(plot.labels.y)
+    assert "(h)" in _flat(plot.labels.y) and "EASY-FCFS-FCFS" in _flat(plot.labels.y)
     with pytest.raises(ConfigurationError, match="'10h'"):
         train_test_pairs_plot(summary, threshold="10h")
     only_train = summary.filter(pl.col("split") == "train")
     with pytest.raises(ConfigurationError, match="both train and test"):
         train_test_pairs_plot(only_train, threshold="20h")
+    with pytest.raises(ConfigurationError, match="max_wait"):
+        train_test_pairs_plot(summary, max_wait="median")
+
+
+def test_train_test_pairs_plot_marks_the_learned_pair(
+    summary: pl.DataFrame, protocol: pl.DataFrame
+) -> None:
+    plot = train_test_pairs_plot(summary, threshold="20h", learned=protocol)
+    diamonds = [
+        layer.geom.data
+        for layer in _layers(plot, "geom_point")
+        if isinstance(layer.geom.data, pd.DataFrame) and "primary" in layer.geom.data
+    ]
+    (marked,) = diamonds
+    for row in protocol.filter(pl.col("threshold") == "20h").iter_rows(named=True):
+        got = marked[marked["trace"] == row["trace"]]
+        assert set(got["primary"].astype(str)) == {row["primary"]}
+        assert set(got["backfill"].astype(str)) == {row["backfill"]}
+        pair = _summary_row(summary, row["trace"], "test", row["primary"], row["backfill"], "20h")
+        base = _summary_row(summary, row["trace"], "test", "FCFS", "FCFS", "none")
+        assert got[got["metric"] == "AvgWait"]["test"].iloc[0] == pytest.approx(
+            (pair["mean_avg_wait_s"] - base["mean_avg_wait_s"]) / 3600.0
+        )
+    assert "learned" in _flat(plot.labels.subtitle)
+
+
+def test_train_test_pairs_plot_needs_the_baseline(summary: pl.DataFrame) -> None:
+    no_base = summary.filter(
+        ~((pl.col("primary") == "FCFS") & (pl.col("backfill") == "FCFS")
+          & (pl.col("threshold") == "none") & (pl.col("trace") == "SDSC-SP2"))
+    )  # fmt: skip
+    with pytest.raises(ConfigurationError, match=r"EASY-FCFS-FCFS.*SDSC-SP2"):
+        train_test_pairs_plot(no_base, threshold="20h")
 
 
 # --------------------------------------------------------------------------------------------
@@ -568,6 +733,7 @@ SPF_BASE = Baseline(primary="SPF", backfill="FCFS", threshold="none")
 def test_pair_scatter_circles_and_names_the_configured_baseline(summary: pl.DataFrame) -> None:
     plot = pair_scatter_plot(summary, "KTH-SP2", threshold="none", baseline=SPF_BASE)
     assert "relative to EASY-SPF-FCFS" in _flat(plot.labels.x)
+    assert "relative to EASY-SPF-FCFS" in _flat(plot.labels.y)
     assert "EASY-SPF-FCFS" in _flat(plot.labels.subtitle)
     assert "EASY-FCFS-FCFS" not in _flat(plot.labels.x) + _flat(plot.labels.subtitle)
     spf = summary.filter(
@@ -580,7 +746,7 @@ def test_pair_scatter_circles_and_names_the_configured_baseline(summary: pl.Data
     # the circle sits on the SPF/FCFS pair (its x is that pair's value in the fixture's data)
     assert any(
         math.isclose(float(d["x"].iloc[0]), spf["mean_relative_avg_wait"])
-        and math.isclose(float(d["y"].iloc[0]), spf["worst_max_wait_s"] / 3600.0)
+        and math.isclose(float(d["y"].iloc[0]), spf["relative_worst_max_wait"])
         for d in marked
     )
 

@@ -279,6 +279,28 @@ def test_summary_means_and_deciles_match_numpy() -> None:
     assert base["relative_worst_max_wait"] == 1.0
 
 
+def test_summary_max_wait_deciles_match_numpy() -> None:
+    """The deciles of the weekly relative MaxWait (the pair figures' y bars), independent of
+    the AvgWait ratios: MaxWait is drawn apart from AvgWait here."""
+    rng = np.random.default_rng(11)
+    base_max = rng.uniform(1000.0, 9000.0, size=13)
+    lpf_max = rng.uniform(500.0, 20000.0, size=13)
+    weekly = frame(
+        rows("FCFS", "FCFS", "none", [100.0] * 13, max_wait_s=base_max),
+        rows("LPF", "FCFS", "none", [100.0] * 13, max_wait_s=lpf_max),
+    )
+    summary = summarize_configs(add_relative_columns(weekly, BASE), BASE)
+    # the new columns come last: every older column keeps its position
+    assert summary.columns[-9:] == [f"relative_max_wait_d{d}" for d in range(1, 10)]
+    lpf = config(summary, "LPF", "FCFS", "none").row(0, named=True)
+    expected = np.quantile(lpf_max / base_max, np.arange(1, 10) / 10)
+    got = [lpf[f"relative_max_wait_d{d}"] for d in range(1, 10)]
+    assert got == pytest.approx(expected, rel=1e-12)
+    assert [lpf[c] for c in DECILE_COLUMNS] == [1.0] * 9  # same AvgWait as the baseline
+    base = config(summary, "FCFS", "FCFS", "none").row(0, named=True)
+    assert [base[f"relative_max_wait_d{d}"] for d in range(1, 10)] == [1.0] * 9
+
+
 def test_worst_max_wait_ratio() -> None:
     weekly = frame(
         rows("FCFS", "FCFS", "none", [1.0, 1.0, 1.0], max_wait_s=[10.0, 30.0, 20.0]),
