@@ -193,8 +193,10 @@ def add_relative_columns(weekly: pl.DataFrame, baseline: Baseline) -> pl.DataFra
 
 def _ratio(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
     """``numerator / denominator`` as Float64, with ``0 / 0`` → 1.0 (callers rule out x/0)."""
+    # x / x is 1.0 in IEEE arithmetic, but polars may divide a column by a one-row broadcast
+    # as a multiplication by its reciprocal (0.9999999999999999): equal values are 1.0 outright
     return (
-        pl.when(denominator == 0)
+        pl.when((denominator == 0) | (numerator == denominator))
         .then(pl.lit(1.0))
         .otherwise(numerator.cast(pl.Float64) / denominator.cast(pl.Float64))
     )

@@ -639,3 +639,16 @@ def test_properties_of_random_studies(weekly: pl.DataFrame) -> None:
         learned_mean = learned.item(0, "mean_avg_wait_s")
         for other in means.get_column("mean_avg_wait_s").to_list():
             assert learned_mean <= other or math.isclose(learned_mean, other, rel_tol=1e-12)
+
+
+@given(st.floats(min_value=1e-6, max_value=1e9, allow_nan=False), st.integers(1, 3))
+@settings(max_examples=60, deadline=None)
+def test_baseline_ratio_is_exactly_one_for_any_value_and_week_count(value: float, n: int) -> None:
+    # polars may divide by a one-row broadcast as a product with its reciprocal
+    # (0.9999999999999999 for some values); the baseline's own ratio must be 1.0 exactly
+    weekly = frame(
+        rows("FCFS", "FCFS", "none", [value] * n), rows("SPF", "FCFS", "none", [value / 3] * n)
+    )
+    base = add_relative_columns(weekly, BASE).filter(pl.col("primary") == "FCFS")
+    for column in RELATIVE_COLUMNS.values():
+        assert base[column].to_list() == [1.0] * n
