@@ -503,3 +503,35 @@ def test_online_messages_name_the_key_and_the_value(config, change, message) -> 
     changed["online"].update(change)
     with pytest.raises(ConfigurationError, match=message.replace("(", r"\(")):
         online_plan(changed)
+
+
+def test_tuning_threshold_backfill(config) -> None:
+    changed = copy.deepcopy(config)
+    assert tuning_plan(changed).threshold_backfill is False  # the study's plain backfill order
+    changed["tuning"]["threshold_backfill"] = True
+    assert tuning_plan(changed).threshold_backfill is True
+    changed["tuning"]["threshold_backfill"] = 1
+    with pytest.raises(ConfigurationError, match=r"config tuning\.threshold_backfill"):
+        tuning_plan(changed)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "least"),
+    [("replicates", 1, "one replicate"), ("replicates", -1, ">= 0"), ("weeks", 0, ">= 1"),
+     ("replicates_per_job", 0, ">= 1")],
+)  # fmt: skip
+def test_tuning_bootstrap_keys_are_checked(config, key, value, least) -> None:
+    changed = copy.deepcopy(config)
+    changed["tuning"]["bootstrap"] = {key: value}
+    with pytest.raises(ConfigurationError, match=rf"config tuning\.bootstrap\.{key}.*{least}"):
+        tuning_plan(changed)
+
+
+def test_tuning_bootstrap_batches(config) -> None:
+    changed = copy.deepcopy(config)
+    changed["tuning"]["bootstrap"] = {"replicates": 45, "replicates_per_job": 20}
+    plan = tuning_plan(changed)
+    assert [(b.first, b.last) for b in plan.bootstrap_batches()] == [(0, 19), (20, 39), (40, 44)]
+    assert plan.bootstrap_weeks == plan.weeks_per_split
+    changed["tuning"]["bootstrap"] = {"replicates": 0}
+    assert tuning_plan(changed).bootstrap_batches() == ()

@@ -81,6 +81,7 @@ rule simulate_batch:
         "../envs/schedlab.yaml"
     params:
         threshold_s=threshold_seconds,
+        threshold_backfill=PLAN.threshold_backfill,
         code=step_hash(tuning_steps.simulate_batch),
     run:
         tuning_steps.simulate_batch(
@@ -92,6 +93,7 @@ rule simulate_batch:
             backfill=wildcards.backfill,
             threshold=wildcards.threshold,
             threshold_s=params.threshold_s,
+            threshold_backfill=params.threshold_backfill,
             unthresholded_path=input.unthresholded,
             log_path=log[0],
         )
@@ -205,6 +207,7 @@ rule tuning_bootstrap:
         seed=PLAN.seed,
         method=PLAN.resampling,
         baseline=baseline(),
+        threshold_backfill=PLAN.threshold_backfill,
         code=step_hash(tuning_steps.bootstrap_batch),
     run:
         tuning_steps.bootstrap_batch(
@@ -216,6 +219,7 @@ rule tuning_bootstrap:
             weeks=params.weeks,
             seed=params.seed,
             method=params.method,
+            threshold_backfill=params.threshold_backfill,
             log_path=log[0],
             **params.replicates,
         )
@@ -380,6 +384,7 @@ rule simulate_whole_log:
         "../envs/schedlab.yaml"
     params:
         threshold_s=threshold_seconds,
+        threshold_backfill=PLAN.threshold_backfill,
         code=step_hash(tuning_steps.simulate_whole_log),
     run:
         tuning_steps.simulate_whole_log(
@@ -390,6 +395,7 @@ rule simulate_whole_log:
             backfill=wildcards.backfill,
             threshold=wildcards.threshold,
             threshold_s=params.threshold_s,
+            threshold_backfill=params.threshold_backfill,
             log_path=log[0],
         )
 

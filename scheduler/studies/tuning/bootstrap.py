@@ -87,6 +87,7 @@ def bootstrap_replicates(
     trace: str,
     split: str = "test",
     method: ResamplingMethod = "uniform",
+    threshold_backfill: bool = False,
 ) -> pl.DataFrame:
     """Simulate every configuration on the resampled weeks of source-week bootstrap replicates.
 
@@ -109,6 +110,8 @@ def bootstrap_replicates(
         As for the study's resampling. Replicate ``b`` draws its source weeks from
         ``(seed, trace, split + "/bootstrap", b)`` and its resampled weeks from the split name
         ``f"{split}/bootstrap{b}"``.
+    threshold_backfill
+        The study's backfill order (:func:`~scheduler.studies.tuning.weeks.simulate_weeks`).
 
     Returns
     -------
@@ -142,6 +145,7 @@ def bootstrap_replicates(
                 arrays, machine_procs, primary=config.primary, backfill=config.backfill,
                 threshold=config.threshold, threshold_s=config.threshold_s, trace=trace,
                 split=split, unthresholded=unthresholded.get((config.primary, config.backfill)),
+                threshold_backfill=threshold_backfill,
             )  # fmt: skip
             if math.isinf(config.threshold_s):
                 unthresholded[(config.primary, config.backfill)] = result

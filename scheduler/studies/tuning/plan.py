@@ -98,6 +98,9 @@ class TuningPlan:
     whole_log_traces: tuple[TraceEntry, ...] = ()
     whole_log_pairs: tuple[tuple[str, str], ...] = ()
     whole_log_thresholds: tuple[Threshold, ...] = ()
+    #: Backfill candidates in the thresholded order of the backfilling policy (overdue jobs
+    #: first), as Algorithm 2 of the online study; False: in the backfilling policy's order.
+    threshold_backfill: bool = False
 
     @property
     def trace_names(self) -> tuple[str, ...]:
@@ -358,7 +361,7 @@ def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
         raise ConfigurationError(f"config seed: must be >= 0, got {seed}")
     boot = tuning.get("bootstrap") or {}
     bootstrap_replicates = int(boot.get("replicates", 100))
-    bootstrap_weeks = int(boot.get("weeks") or weeks_per_split)
+    bootstrap_weeks = int(weeks_per_split if boot.get("weeks") is None else boot["weeks"])
     bootstrap_per_job = int(boot.get("replicates_per_job", 50))
     for key, value, least in (("replicates", bootstrap_replicates, 0),
                               ("weeks", bootstrap_weeks, 1),
@@ -392,4 +395,13 @@ def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
         figure_split=figure_split,
         whole_weeks=whole_weeks,
         **_whole_log(config, tuning.get("whole_log") or {}),
+        threshold_backfill=_flag(
+            tuning.get("threshold_backfill", False), "tuning.threshold_backfill"
+        ),
     )
+
+
+def _flag(value: object, key: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"config {key}: must be true or false, got {value!r}")
+    return value

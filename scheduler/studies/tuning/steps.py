@@ -53,6 +53,7 @@ def simulate_batch(
     threshold: str,
     threshold_s: float,
     unthresholded_path: str | Sequence[str] | None = None,
+    threshold_backfill: bool = False,
     log_path: str | None = None,
 ) -> None:
     """Simulate one (primary, backfill, Θ) on every week of a batch; write weekly figures.
@@ -69,12 +70,14 @@ def simulate_batch(
         table = simulate_weeks(
             weeks, procs, primary=primary, backfill=backfill, threshold=threshold,
             threshold_s=threshold_s, trace=trace, split=split, unthresholded=unthresholded,
+            threshold_backfill=threshold_backfill,
         )  # fmt: skip
         reused = 0
         if unthresholded is not None:
             reused = int(weeks_to_copy(unthresholded["max_wait_s"].to_numpy(), threshold_s).sum())
         config = {"trace": trace, "split": split, "primary": primary, "backfill": backfill,
-                  "threshold": threshold, "weeks_file": os.fspath(weeks_path)}  # fmt: skip
+                  "threshold": threshold, "weeks_file": os.fspath(weeks_path),
+                  "threshold_backfill": threshold_backfill}  # fmt: skip
         write_parquet(table, out_path, provenance(config, step="simulate"))
         elapsed_s = time.perf_counter() - started
         log(f"{trace} {split} EASY-{primary}-{backfill} Θ={threshold}: {table.height} weeks "
@@ -152,6 +155,7 @@ def bootstrap_batch(
     weeks: int,
     seed: int,
     method: str = "uniform",
+    threshold_backfill: bool = False,
     log_path: str | None = None,
 ) -> None:
     """Source-week bootstrap replicates ``first..last`` of the test split for the pairs learned
@@ -176,11 +180,11 @@ def bootstrap_batch(
         table = bootstrap_replicates(
             read_table(split_path), table_machine_procs(split_path), configurations,
             replicates=range(first_replicate, last_replicate + 1), weeks=weeks, seed=seed,
-            trace=trace, split="test", method=method,
+            trace=trace, split="test", method=method, threshold_backfill=threshold_backfill,
         )  # fmt: skip
         config = {"trace": trace, "baseline": dict(baseline), "first_replicate": first_replicate,
                   "last_replicate": last_replicate, "weeks": weeks, "seed": seed,
-                  "method": method}  # fmt: skip
+                  "method": method, "threshold_backfill": threshold_backfill}  # fmt: skip
         write_parquet(table, out_path, provenance(config, step="bootstrap"))
         log(f"{trace}: bootstrap replicates {first_replicate}..{last_replicate}, "
             f"{len(set(configurations))} configurations x {weeks} weeks, "
@@ -354,6 +358,7 @@ def simulate_whole_log(
     backfill: str,
     threshold: str,
     threshold_s: float,
+    threshold_backfill: bool = False,
     log_path: str | None = None,
 ) -> None:
     """Simulate EASY(primary, backfill, Θ) on a whole filtered log; write its one-row figures
@@ -373,14 +378,16 @@ def simulate_whole_log(
         jobs = read_table(filtered_path)
         procs = table_machine_procs(filtered_path)
         result = simulate_easy(
-            jobs, primary, backfill, threshold_s, machine_procs=procs, reservation="default"
+            jobs, primary, backfill, threshold_s, machine_procs=procs, reservation="default",
+            threshold_backfill=threshold_backfill,
         )
         row = whole_log_run(
             result.summary, trace=trace, primary=primary, backfill=backfill,
             threshold=threshold, threshold_s=threshold_s,
         )  # fmt: skip
         config = {"trace": trace, "primary": primary, "backfill": backfill,
-                  "threshold": threshold, "filtered_file": os.fspath(filtered_path)}  # fmt: skip
+                  "threshold": threshold, "filtered_file": os.fspath(filtered_path),
+                  "threshold_backfill": threshold_backfill}  # fmt: skip
         write_parquet(row, out_path, provenance(config, step="simulate_whole_log"))
         log(f"{trace} whole log EASY-{primary}-{backfill} Θ={threshold}: "
             f"{result.summary.jobs:,} jobs, AvgWait {result.summary.avg_wait_s:,.0f} s, "

@@ -84,20 +84,23 @@ def simulate_weeks(
     trace: str,
     split: str,
     unthresholded: pl.DataFrame | None = None,
+    threshold_backfill: bool = False,
 ) -> pl.DataFrame:
     """Simulate EASY(primary, backfill, Θ) on every week of ``weeks`` independently.
 
     Each week starts from an empty machine of ``machine_procs`` processors and runs until its
     last job ends. ``threshold`` is the label of Θ (e.g. ``"20h"``), ``threshold_s`` its value in
     seconds (``inf`` for none). Returns one row per week with :data:`WEEKLY_COLUMNS`, in week
-    order.
+    order. ``threshold_backfill``: backfill candidates in the thresholded order of ``backfill``
+    (overdue jobs first, :func:`scheduler.sim.engine.simulate_arrays`).
 
     ``unthresholded`` (optional) is this function's result for the same trace, split, weeks and
     policies without threshold. A week whose MaxWait there is <= Θ is not simulated again: its
     figures are copied, because the runs are identical. (A job is moved ahead by Θ only at a
     pass where it has waited more than Θ; without threshold every job waiting at a pass at time
     ``now`` starts at or after ``now``, so its wait at that pass is at most its final wait, at
-    most MaxWait <= Θ: no job is ever overdue and every pass decides as without threshold.)
+    most MaxWait <= Θ: no job is ever overdue and every pass decides as without threshold —
+    with either backfill order, since the thresholded one differs only for overdue jobs.)
     """
     get_policy(primary)
     get_policy(backfill)
@@ -117,6 +120,7 @@ def simulate_weeks(
         start = simulate_arrays(
             submit, procs, run, weeks.estimate_s[lo:hi], machine_procs,
             primary=primary, backfill=backfill, threshold_s=threshold_s,
+            threshold_backfill=threshold_backfill,
             job_id=weeks.job_id[lo:hi], validate=False,
         )  # fmt: skip
         figures[k] = _week_figures(submit, run, procs, start, machine_procs)

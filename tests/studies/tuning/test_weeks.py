@@ -252,3 +252,32 @@ def test_unthresholded_table_must_match(many_arrays):
             many_arrays, MACHINE, primary="FCFS", backfill="FCFS", threshold="5h",
             threshold_s=18000.0, trace="KTH-SP2", split="train", unthresholded=fewer_weeks,
         )  # fmt: skip
+
+
+@pytest.mark.parametrize("threshold", ["5h", "20h"])
+def test_thresholded_backfill_order_is_passed_and_keeps_the_copy_shortcut(many_arrays, threshold):
+    primary, backfill = "LCFS", "SPF"
+
+    def weeks_with(order: bool, unthresholded=None):
+        return simulate_weeks(
+            many_arrays, MACHINE, primary=primary, backfill=backfill, threshold=threshold,
+            threshold_s=parse_duration(threshold), trace="KTH-SP2", split="train",
+            unthresholded=unthresholded, threshold_backfill=order,
+        )  # fmt: skip
+
+    plain, ordered = weeks_with(False), weeks_with(True)
+    assert not plain.equals(ordered)  # the option reaches the kernel
+    # the copied weeks have no overdue job, so the order of overdue candidates cannot matter
+    unthresholded = run(many_arrays, primary, backfill, "none")
+    assert weeks_with(True, unthresholded).equals(ordered)
+    # and a week equals scheduler.simulate with the option
+    arrays_week = 0
+    lo, hi = many_arrays.bounds[arrays_week], many_arrays.bounds[arrays_week + 1]
+    start = scheduler.simulate_arrays(
+        many_arrays.submit_s[lo:hi], many_arrays.procs[lo:hi], many_arrays.run_s[lo:hi],
+        many_arrays.estimate_s[lo:hi], MACHINE, primary=primary, backfill=backfill,
+        threshold_s=parse_duration(threshold), threshold_backfill=True,
+        job_id=many_arrays.job_id[lo:hi],
+    )  # fmt: skip
+    wait = start - many_arrays.submit_s[lo:hi]
+    assert ordered["avg_wait_s"][0] == pytest.approx(float(wait.mean()), rel=1e-12)
