@@ -225,6 +225,7 @@ def online_run_settings(wildcards):
         "threshold_s": ONLINE_PLAN.threshold_s,
         "seed": ONLINE_PLAN.seed,
         "options": ONLINE_PLAN.selector_options,
+        "period_alignment": ONLINE_PLAN.period_alignment,
     }
 
 

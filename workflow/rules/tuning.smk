@@ -42,6 +42,7 @@ rule resample_weeks:
         weeks=batch_weeks,
         seed=PLAN.seed,
         method=PLAN.resampling,
+        alignment=PLAN.week_alignment,
         code=step_hash(trace_steps.resample_batch),
     run:
         trace_steps.resample_batch(
@@ -51,6 +52,7 @@ rule resample_weeks:
             split=wildcards.split,
             seed=params.seed,
             method=params.method,
+            alignment=params.alignment,
             log_path=log[0],
             **params.weeks,
         )

@@ -30,6 +30,7 @@ from scheduler.studies.online.selectors import (
     bandit_epsilon,
     bandit_spec,
 )
+from scheduler.traces.calendar import check_week_alignment
 from scheduler.traces.resample import RESAMPLING_METHODS
 
 _PERIOD_LABEL = re.compile(r"^[0-9]+(s|m|h|d|w)$")
@@ -68,6 +69,12 @@ class OnlinePlan:
     reference: str
     confidence: float
     selector_options: dict[str, Any]
+    #: How the long traces' source weeks are cut (``calendar``: Monday 00:00 local time;
+    #: ``first_submit``: from the log's first submission).
+    week_alignment: str = "calendar"
+    #: Where the policy periods (and the daily curve's days) start (``calendar``: the long
+    #: trace's origin, a local Monday 00:00; ``first_submit``: its first submission).
+    period_alignment: str = "calendar"
 
     @property
     def trace_names(self) -> tuple[str, ...]:
@@ -201,6 +208,19 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
     resampling = online.get("resampling", "uniform")
     if resampling not in RESAMPLING_METHODS:
         raise ConfigurationError(f"config online.resampling: unknown method {resampling!r}")
+    week_alignment = check_week_alignment(
+        online.get("week_alignment", "calendar"), "online.week_alignment"
+    )
+    period_alignment = check_week_alignment(
+        online.get("period_alignment", "calendar"), "online.period_alignment"
+    )
+    if period_alignment == "calendar" and week_alignment != "calendar":
+        # a first_submit long trace starts at an arbitrary instant: its origin is no midnight
+        raise ConfigurationError(
+            "config online.period_alignment: calendar periods need calendar weeks "
+            f"(online.week_alignment: calendar), got online.week_alignment: {week_alignment}; "
+            "set online.period_alignment: first_submit for the published alignment"
+        )
     return OnlinePlan(
         seed=seed,
         traces=catalogue_entries(config, online.get("traces", []), "online.traces"),
@@ -215,4 +235,6 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
         confidence=confidence_level(online.get("confidence", 0.95), "online.confidence"),
         reference=f"fixed:{reference}",
         selector_options={"discount": discount, "noise": noise, "initial": initial},
+        week_alignment=week_alignment,
+        period_alignment=period_alignment,
     )

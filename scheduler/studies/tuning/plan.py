@@ -20,6 +20,7 @@ from scheduler.studies.common.config import (
     require_in,
     threshold_list,
 )
+from scheduler.traces.calendar import check_week_alignment
 from scheduler.traces.resample import RESAMPLING_METHODS, SPLITS
 
 #: The threshold label of "no threshold".
@@ -68,6 +69,8 @@ class TuningPlan:
     weekly_backfill: str
     thresholded_backfill: str
     figure_threshold: str
+    #: How resampled weeks are cut from each split (``first_submit`` or ``calendar``).
+    week_alignment: str = "first_submit"
 
     @property
     def trace_names(self) -> tuple[str, ...]:
@@ -134,6 +137,9 @@ def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
     resampling = tuning.get("resampling", "uniform")
     if resampling not in RESAMPLING_METHODS:
         raise ConfigurationError(f"config tuning.resampling: unknown method {resampling!r}")
+    week_alignment = check_week_alignment(
+        tuning.get("week_alignment", "first_submit"), "tuning.week_alignment"
+    )
 
     base = tuning.get("baseline") or {}
     baseline = SimulationCase(
@@ -208,4 +214,5 @@ def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
         weekly_backfill=weekly_backfill,
         thresholded_backfill=thresholded_backfill,
         figure_threshold=figure_threshold,
+        week_alignment=week_alignment,
     )
