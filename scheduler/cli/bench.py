@@ -36,6 +36,7 @@ from scheduler.sim.prediction import simulate_predicted_arrays
 from scheduler.sim.redirection import pool_sizes, simulate_redirect
 from scheduler.sim.trials import run_trials
 from scheduler.studies.learned.convergence import score_convergence
+from scheduler.traces.calendar import TraceCalendar
 from scheduler.traces.filters import strong_filter
 from scheduler.traces.memory import memory_filter, scale_to_load
 from scheduler.traces.swf import Trace, read_swf, used_procs
@@ -373,12 +374,13 @@ def most_loaded_week(trace: Trace) -> tuple[Trace, dict[str, object]]:
 
     Calendar weeks run from Monday 00:00 to Monday 00:00 in the log's time zone (the header's
     ``TimeZoneString``, UTC when absent), on the clock ``UnixStartTime + submit_s`` (origin 0
-    when absent). A week's load is the offered work ``Σ q_j p_j`` (processor-seconds) of the jobs
-    submitted in it, divided by ``m · 1 week``. Submit times are left as they are.
+    when absent; :class:`~scheduler.traces.calendar.TraceCalendar`, whose error names the file
+    and the key when the zone is not an IANA zone). A week's load is the offered work
+    ``Σ q_j p_j`` (processor-seconds) of the jobs submitted in it, divided by ``m · 1 week``.
+    Submit times are left as they are.
     """
-    header = trace.header
-    zone = header.time_zone_string or "UTC"
-    origin = header.unix_start_time or 0
+    calendar = TraceCalendar.from_header(trace.header, trace.path)
+    zone, origin = calendar.time_zone, calendar.unix_start_time
     jobs = trace.jobs.with_columns(
         pl.from_epoch(pl.col("submit_s") + origin, time_unit="s")
         .dt.replace_time_zone("UTC")

@@ -5,12 +5,24 @@ midpoint into a *train* and a *test* part, and from each part draw many syntheti
 the habits of every user while breaking the unique sequence of the log.
 
 A resampled week (method ``"uniform"``) is built like this. Week ``k`` of a source part is the
-interval ``[t0 + k·W, t0 + (k+1)·W)`` with ``t0`` the part's first submit time and ``W`` one week
-(604,800 s); only the ``K = floor(span / W)`` complete weeks are used (``span`` = last − first
-submit time of the part, so at most the trailing partial week is never drawn). Every user who
-submitted at least one job in the part draws one source week uniformly in ``0..K-1``; the user's
-jobs of that week enter the new week with their offset inside the week unchanged (submit time in
-``[0, W)`` seconds from the week's start). Users with SWF user id -1 (unknown) count as one user.
+interval ``[t0 + k·W, t0 + (k+1)·W)`` of a clock, ``W`` one week (604,800 s), with two alignments:
+
+- ``first_submit`` (no calendar given; the queue-tuning study's default): the clock is the trace
+  time and ``t0`` the part's first submit time, so a week starts at an arbitrary instant;
+- ``calendar`` (a :class:`~scheduler.traces.calendar.TraceCalendar` given; the online study's
+  default): the clock is the log's local wall clock (:meth:`TraceCalendar.wall_clock_s
+  <scheduler.traces.calendar.TraceCalendar.wall_clock_s>`) and ``t0`` the first local Monday
+  00:00 at or after the part's first submission, so source weeks run Monday 00:00 to Monday
+  00:00 in the log's time zone and a job's offset in its week is its local weekday and time of
+  day (daylight-saving time: see :mod:`scheduler.traces.calendar`).
+
+Only the ``K = floor((last − t0) / W)`` complete weeks are used (``last`` = the part's last
+submission on that clock): the trailing partial week is never drawn, nor, on the calendar, the
+leading one before the first Monday. Every user who submitted at least one job in the part draws
+one source week uniformly in ``0..K-1``; the user's jobs of that week enter the new week with
+their offset inside the week unchanged (submit time in ``[0, W)`` seconds from the week's start;
+on the calendar, offset 0 is a Monday 00:00). Users with SWF user id -1 (unknown) count as one
+user.
 
 Method ``"permutation"``: each user's K weeks are shuffled without replacement, once per cycle
 of K resampled weeks, and resampled week ``i`` takes the user's week ``π_u[i mod K]``; within a
@@ -32,6 +44,7 @@ import polars as pl
 
 from scheduler.core.constants import WEEK_S
 from scheduler.core.errors import ConfigurationError
+from scheduler.traces.calendar import TraceCalendar
 
 __all__ = [
     "RESAMPLING_METHODS",
@@ -103,21 +116,30 @@ def week_seed(seed: int, trace: str, split: str, index: int) -> np.random.SeedSe
 class _UserWeeks:
     """The source part indexed by (user, source week): rows of each group are contiguous."""
 
-    def __init__(self, jobs: pl.DataFrame, name: str) -> None:
+    def __init__(
+        self, jobs: pl.DataFrame, name: str, calendar: TraceCalendar | None = None
+    ) -> None:
         if jobs.height == 0:
             raise ConfigurationError(f"{name}: the source part has no jobs")
         submit = jobs["submit_s"].to_numpy().astype(np.float64)
-        t0 = float(submit.min())
+        if calendar is None:  # weeks from the first submission, on the trace's clock
+            t0 = float(submit.min())
+            what = "one complete week"
+        else:  # Monday-to-Monday weeks of the log's local wall clock
+            submit = calendar.wall_clock_s(submit)
+            t0 = TraceCalendar.next_monday_s(float(submit.min()))
+            what = f"one complete calendar week (Monday to Monday, {calendar.time_zone})"
         self.weeks = int((float(submit.max()) - t0) // WEEK_S)
         if self.weeks < 1:
+            days = (float(submit.max()) - float(submit.min())) / 86400
             raise ConfigurationError(
-                f"{name}: spans less than one complete week "
-                f"({(float(submit.max()) - t0) / 86400:.1f} days); cannot resample weeks"
+                f"{name}: spans less than {what} ({days:.1f} days); cannot resample weeks"
             )
         week = np.floor((submit - t0) / WEEK_S).astype(np.int64)
         users, user_index = np.unique(jobs["user_id"].to_numpy(), return_inverse=True)
         self.users = len(users)
-        keep = week < self.weeks  # the trailing partial week is never drawn
+        # the trailing partial week (and on the calendar the leading one) is never drawn
+        keep = (week >= 0) & (week < self.weeks)
         group = user_index.astype(np.int64) * self.weeks + week
         order = np.lexsort((jobs["job_id"].to_numpy(), submit, np.where(keep, group, -1)))
         order = order[keep[order]]
@@ -140,9 +162,12 @@ class _UserWeeks:
         return run_start + np.arange(total, dtype=np.int64)
 
 
-def complete_weeks(jobs: pl.DataFrame, *, name: str = "trace") -> int:
-    """K: the number of complete source weeks of a part (the weeks resampling draws from)."""
-    return _UserWeeks(jobs, name).weeks
+def complete_weeks(
+    jobs: pl.DataFrame, *, name: str = "trace", calendar: TraceCalendar | None = None
+) -> int:
+    """K: the number of complete source weeks of a part (the weeks resampling draws from, cut
+    as :func:`resample_weeks` cuts them with the same ``calendar``)."""
+    return _UserWeeks(jobs, name, calendar).weeks
 
 
 def bootstrap_week_map(
@@ -184,6 +209,7 @@ def resample_weeks(
     split: str,
     method: ResamplingMethod = "uniform",
     week_map: np.ndarray | None = None,
+    calendar: TraceCalendar | None = None,
 ) -> pl.DataFrame:
     """Resampled weeks ``indices`` of one source part, stacked in one table.
 
@@ -205,6 +231,11 @@ def resample_weeks(
         ``week_map[i]`` (:func:`bootstrap_week_map`; ``K`` entries in ``0..K-1`` for a part of
         ``K`` complete weeks). A user's draw ``i`` then brings its jobs of source week
         ``week_map[i]``; ``source_week`` holds that original week.
+    calendar
+        The log's calendar (:func:`scheduler.traces.calendar.table_calendar`): source weeks
+        run Monday 00:00 to Monday 00:00 local time and ``submit_s`` is the local wall-clock
+        offset from Monday 00:00. ``None`` (the ``first_submit`` alignment): weeks start every
+        W seconds from the part's first submission.
 
     Returns
     -------
@@ -214,16 +245,16 @@ def resample_weeks(
     Raises
     ------
     ConfigurationError
-        Unknown method, a part shorter than a week, a ``week_map`` that is not ``K`` week
-        numbers in ``0..K-1``, or a resampled week with no jobs (every user drew a week in
-        which it submitted nothing).
+        Unknown method, a part shorter than a (calendar) week, a ``week_map`` that is not
+        ``K`` week numbers in ``0..K-1``, or a resampled week with no jobs (every user drew a
+        week in which it submitted nothing).
     """
     if method not in RESAMPLING_METHODS:
         raise ConfigurationError(
             f"unknown resampling method {method!r}; choose one of {list(RESAMPLING_METHODS)}"
         )
     name = f"{trace} {split}"
-    source = _UserWeeks(jobs, name)
+    source = _UserWeeks(jobs, name, calendar)
     if week_map is not None:
         week_map = np.asarray(week_map)
         if (

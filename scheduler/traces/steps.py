@@ -5,13 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scheduler.core.errors import TraceFormatError
+from scheduler.core.errors import ConfigurationError, TraceFormatError
 from scheduler.core.provenance import (
     provenance,
     write_json,
     write_parquet,
 )
 from scheduler.core.steps import procs_metadata, read_table, rule_log, table_machine_procs
+from scheduler.traces.calendar import (
+    WEEK_ALIGNMENTS,
+    WeekAlignment,
+    calendar_metadata,
+    table_calendar,
+    table_calendar_metadata,
+)
 from scheduler.traces.download import DEFAULT_MAX_BYTES, TraceSource, fetch_trace
 from scheduler.traces.filters import Overrun, check_overrun, strong_filter
 from scheduler.traces.resample import resample_weeks, split_at_midpoint
@@ -69,7 +76,9 @@ def filter_trace(
     (``"drop"``, the default, or ``"clip"``; see :func:`~scheduler.traces.filters.strong_filter`);
     it is recorded in the provenance of both outputs and in the report. A value other than
     these two stops the step (:class:`~scheduler.core.errors.ConfigurationError`) before
-    anything is read or written.
+    anything is read or written. The header's ``UnixStartTime`` and ``TimeZoneString`` go
+    into the jobs' metadata as they are (:func:`~scheduler.traces.calendar.calendar_metadata`;
+    checked by the steps that use the calendar).
 
     Bad input stops the step with a :class:`~scheduler.core.steps.StepError` and writes
     nothing: a malformed line, a job number that appears twice (the message names the file,
@@ -92,7 +101,10 @@ def filter_trace(
         filtered, report = strong_filter(raw, overrun=overrun, require_jobs=True)
         parameters = {"trace": trace, "machine_procs": machine_procs, "overrun": overrun}
         record = provenance(parameters, step="filter")
-        write_parquet(filtered.jobs, filtered_path, record, procs_metadata(filtered.machine_procs))
+        write_parquet(
+            filtered.jobs, filtered_path, record,
+            procs_metadata(filtered.machine_procs) | calendar_metadata(raw.header, swf_path),
+        )  # fmt: skip
         write_json(report.to_dict(), report_path, record)
         clipped = f" ({report.clipped_overrun:,} clipped)" if overrun == "clip" else ""
         log(f"{trace}: {report.jobs_in:,} jobs read, {report.jobs_out:,} kept{clipped} "
@@ -102,14 +114,16 @@ def filter_trace(
 def split_trace(
     filtered_path: str, train_path: str, test_path: str, *, trace: str, log_path: str | None = None
 ) -> None:
-    """Cut the filtered jobs at their temporal midpoint into train and test parts."""
+    """Cut the filtered jobs at their temporal midpoint into train and test parts (which keep
+    the filtered table's machine size and calendar metadata)."""
     with rule_log(log_path) as log:
         jobs = read_table(filtered_path)
-        procs = table_machine_procs(filtered_path)
+        metadata = procs_metadata(table_machine_procs(filtered_path))
+        metadata |= table_calendar_metadata(filtered_path)
         parts = split_at_midpoint(jobs, name=trace)
         for split, path in (("train", train_path), ("test", test_path)):
             record = provenance({"trace": trace, "split": split}, step="split")
-            write_parquet(parts[split], path, record, procs_metadata(procs))
+            write_parquet(parts[split], path, record, metadata)
             log(f"{trace} {split}: {parts[split].height:,} jobs")
 
 
@@ -123,17 +137,26 @@ def resample_batch(
     last_week: int,
     seed: int,
     method: str = "uniform",
+    alignment: WeekAlignment = "first_submit",
     log_path: str | None = None,
 ) -> None:
-    """Build resampled weeks ``first_week..last_week`` (inclusive) of one split."""
+    """Build resampled weeks ``first_week..last_week`` (inclusive) of one split; ``alignment``
+    ``"calendar"`` cuts the source weeks at local Monday 00:00 (the calendar in the split's
+    metadata), ``"first_submit"`` every week from the split's first submission."""
     with rule_log(log_path) as log:
+        if alignment not in WEEK_ALIGNMENTS:
+            raise ConfigurationError(
+                f"alignment must be one of {list(WEEK_ALIGNMENTS)}, got {alignment!r}"
+            )
+        calendar = table_calendar(split_path) if alignment == "calendar" else None
         jobs = read_table(split_path)
         weeks = resample_weeks(
             jobs, range(first_week, last_week + 1), seed=seed, trace=trace, split=split,
-            method=method,
+            method=method, calendar=calendar,
         )  # fmt: skip
         config = {"trace": trace, "split": split, "first_week": first_week,
-                  "last_week": last_week, "seed": seed, "method": method}  # fmt: skip
+                  "last_week": last_week, "seed": seed, "method": method,
+                  "alignment": alignment}  # fmt: skip
         write_parquet(
             weeks, out_path, provenance(config, step="resample"),
             procs_metadata(table_machine_procs(split_path)),

@@ -22,6 +22,7 @@ from scheduler.cli.bench import (
     window_tuples,
 )
 from scheduler.cli.main import build_parser
+from scheduler.core.errors import TraceFormatError
 from scheduler.traces.swf import read_swf
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -112,6 +113,13 @@ def test_most_loaded_week_is_a_calendar_week_in_the_log_time_zone(tmp_path: Path
     assert figures["week_start"].startswith("2011-01-03T00:00:00+01:00")
     assert figures["weeks"] == 3 and figures["jobs"] == 3
     assert figures["offered_load"] == pytest.approx((2000 + 2000 + 50) / (8 * 7 * 86400))
+
+
+def test_most_loaded_week_names_the_file_and_key_of_a_bad_time_zone(tmp_path: Path) -> None:
+    path = _tiny_log(tmp_path / "t.swf")
+    path.write_text(path.read_text().replace("Europe/Paris", "Europe/Pariss"))
+    with pytest.raises(TraceFormatError, match=r"t\.swf: field TimeZoneString: 'Europe/Pariss'"):
+        most_loaded_week(read_swf(path))
 
 
 def test_redirection_figures_on_a_tiny_log(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,7 @@ def test_default_plan(config):
     plan = tuning_plan(config)
     assert plan.seed == 20261121
     assert plan.resampling == "uniform"
+    assert plan.week_alignment == "first_submit"  # the tuning study's weeks are unchanged
     assert plan.primary_policies == POLICIES7
     assert plan.backfill_policies == POLICIES7
     pairs = {(c.primary, c.backfill) for c in plan.cases()}
@@ -192,6 +194,7 @@ def check_batches(plan, per_split: int, per_job: int) -> None:
         ({"whole_log": {"traces": ["KTH-SP2"], "pairs": []}}, "tuning.whole_log.pairs",
          "at least one pair"),
         ({"whole_log": {"thresholds": ["20"]}}, "tuning.whole_log.thresholds", "'20'"),
+        ({"week_alignment": "monday"}, "tuning.week_alignment", "monday"),
     ],
 )  # fmt: skip
 def test_errors_name_the_key(config, tuning, key, value):
@@ -382,6 +385,7 @@ def test_default_online_plan(config) -> None:
     assert {s.slug for s in plan.strategies if s.needs_simulation} == {"full", "noisy"}
     assert strategy_slug("bandit(eps=0.3)") == "bandit-eps0.3"
     assert plan.threshold_backfill is True  # Algorithm 2: backfilling in the thresholded order
+    assert (plan.week_alignment, plan.period_alignment) == ("calendar", "calendar")
 
 
 def test_online_threshold_backfill(config) -> None:
@@ -392,6 +396,35 @@ def test_online_threshold_backfill(config) -> None:
     assert online_plan(changed).threshold_backfill is True
     changed["online"]["threshold_backfill"] = "yes"
     with pytest.raises(ConfigurationError, match=r"config online\.threshold_backfill"):
+        online_plan(changed)
+
+
+@pytest.mark.parametrize(
+    ("weeks", "periods"),
+    [("calendar", "calendar"), ("calendar", "first_submit"), ("first_submit", "first_submit")],
+)
+def test_online_alignments(config, weeks, periods) -> None:
+    changed = copy.deepcopy(config)
+    changed["online"].update(week_alignment=weeks, period_alignment=periods)
+    plan = online_plan(changed)
+    assert (plan.week_alignment, plan.period_alignment) == (weeks, periods)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"week_alignment": "monday"}, "config online.week_alignment: unknown alignment 'monday'"),
+        ({"period_alignment": "noon"}, "config online.period_alignment: unknown alignment 'noon'"),
+        # a first_submit long trace starts at an arbitrary instant, no midnight to align on
+        ({"week_alignment": "first_submit"},
+         "config online.period_alignment: calendar periods need calendar weeks "
+         "(online.week_alignment: calendar), got online.week_alignment: first_submit"),
+    ],
+)  # fmt: skip
+def test_online_alignment_errors_name_the_key(config, change, message) -> None:
+    changed = copy.deepcopy(config)
+    changed["online"].update(change)
+    with pytest.raises(ConfigurationError, match=re.escape(message)):
         online_plan(changed)
 
 
@@ -415,12 +448,16 @@ def test_online_plan_errors_name_the_key(config, change, message) -> None:
 
 def test_schema_lists_agree_with_the_package() -> None:
     """The few name lists the JSON schema has to spell out match what the package knows."""
+    from scheduler.traces.calendar import WEEK_ALIGNMENTS
     from scheduler.traces.resample import RESAMPLING_METHODS
 
     schema = yaml.safe_load(SCHEMA.read_text())["properties"]
     for section in ("tuning", "online"):
         enum = schema[section]["properties"]["resampling"]["enum"]
         assert sorted(enum) == sorted(RESAMPLING_METHODS), section
+    for section, key in (("tuning", "week_alignment"), ("online", "week_alignment"),
+                         ("online", "period_alignment")):  # fmt: skip
+        assert sorted(schema[section]["properties"][key]["enum"]) == sorted(WEEK_ALIGNMENTS)
     studies = schema["studies"]["items"]["enum"]
     rules = {path.stem for path in (ROOT / "workflow" / "rules").glob("*.smk")}
     assert set(studies) <= rules  # every study has its rules file

@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 import yaml
@@ -26,6 +27,7 @@ from support.png import png_text
 
 import scheduler
 from scheduler.core.provenance import read_csv, read_parquet_provenance
+from scheduler.studies.online.steps import WEEK_ALIGNMENT_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -407,6 +409,80 @@ def test_online_study_tables_and_figures(study: Path) -> None:
         "selector_improvement_1d", "selector_improvement_1w",
     ]  # fmt: skip
     assert all(f.stat().st_size > 10_000 for f in figures)
+
+
+def test_online_periods_are_on_the_calendar(study: Path) -> None:
+    """The tiny study's defaults: the long traces of KTH-slice (Europe/Stockholm) start on a
+    Monday 00:00 and the daily curve counts local days from there (#16, point 12)."""
+    path = study / "results/online/KTH-slice/traces/replica0.parquet"
+    meta = pl.read_parquet_metadata(path)
+    assert meta[WEEK_ALIGNMENT_KEY] == "calendar"
+    assert json.loads(meta["schedlab.calendar"])["time_zone"] == "Europe/Stockholm"
+    assert read_parquet_provenance(path)["config"]["alignment"] == "calendar"
+    costs = study / "results/online/KTH-slice/costs/1w/replica0.parquet"
+    assert read_parquet_provenance(costs)["config"]["period_alignment"] == "calendar"
+    # EASY(FCFS, 40 h) run directly: its jobs' ends binned by day from time 0 (the Monday)
+    trace = pl.read_parquet(path)
+    fcfs = scheduler.simulate(trace, "FCFS", "FCFS", 40 * 3600.0,
+                              machine_procs=int(meta["schedlab.machine_procs"])).jobs  # fmt: skip
+    ends = (fcfs["start_s"] + fcfs["run_s"]).to_numpy()
+    expected = np.cumsum(np.bincount((ends // 86400).astype(np.int64)))
+    runs = study / "results/online/KTH-slice/runs"
+    curve = pl.read_parquet(runs / "none/fixed-FCFS/replica0.parquet")
+    assert curve["finished_jobs"].to_list() == expected.tolist()
+    assert curve["day"].to_list() == list(range(expected.size))
+
+
+def copy_with_online(study: Path, tmp_path: Path, **online: object) -> Path:
+    """A copy of the finished study whose config has the given ``online`` keys changed."""
+    project = tmp_path / "copy"
+    shutil.copytree(study, project, symlinks=True)
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    config["online"].update(online)
+    write_config(project, config)
+    return project
+
+
+def test_alignment_options_rerun_what_they_change(study: Path, tmp_path: Path) -> None:
+    """online.period_alignment reruns the period costs and the live runs, not the long traces;
+    online.week_alignment the long traces too; the tuning study is left alone."""
+    project = copy_with_online(study, tmp_path, period_alignment="first_submit")
+    jobs = planned_jobs(project)
+    assert "long_trace" not in jobs and jobs["period_costs"] == 2 * 2
+    assert jobs["online_run"] == 2 * (3 + 2 * 7)  # the fixed policies' daily curves too
+    assert not {"filter_trace", "resample_weeks", "simulate_batch"} & set(jobs)
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    config["online"]["week_alignment"] = "first_submit"
+    write_config(project, config)
+    jobs = planned_jobs(project)
+    assert jobs["long_trace"] == 2 and jobs["period_costs"] == 2 * 2
+    assert not {"filter_trace", "resample_weeks", "simulate_batch"} & set(jobs)
+    config["tuning"]["week_alignment"] = "calendar"
+    write_config(project, config)
+    jobs = planned_jobs(project)
+    assert jobs["resample_weeks"] == 2 * 2 and "split_trace" not in jobs
+
+
+def test_bad_time_zone_stops_the_long_trace_naming_the_log_and_the_key(
+    tmp_path: Path, kth_path: Path
+) -> None:
+    project = make_project(tmp_path, kth_path)
+    mirror = tmp_path / "mirror" / "KTH-slice.swf.gz"
+    text = gzip.decompress(mirror.read_bytes()).decode()
+    assert "; TimeZoneString: Europe/Stockholm" in text
+    text = text.replace("; TimeZoneString: Europe/Stockholm", "; TimeZoneString: Europe/Stokholm")
+    mirror.write_bytes(gzip.compress(text.encode(), mtime=0))
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    config["traces"]["KTH-slice"]["sha256"] = None
+    config["studies"] = ["online"]
+    write_config(project, config)
+    done = snakemake(project, check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert "KTH-slice.swf.gz: field TimeZoneString: 'Europe/Stokholm' is not an IANA" in output
+    assert "logs/online/KTH-slice/traces/replica" in output
+    assert (project / "results/KTH-slice/filtered.parquet").exists()  # the filter does not care
+    assert not list((project / "results/online").rglob("replica*.parquet"))
 
 
 def test_report_contains_every_figure_and_table(study: Path) -> None:

@@ -292,6 +292,7 @@ def online_run_settings(wildcards):
         "threshold_backfill": ONLINE_PLAN.threshold_backfill,
         "seed": ONLINE_PLAN.seed,
         "options": ONLINE_PLAN.selector_options,
+        "period_alignment": ONLINE_PLAN.period_alignment,
     }
 
 

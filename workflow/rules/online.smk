@@ -1,6 +1,8 @@
 # The online policy-selection study: selectors choose the live EASY(P, Θ) policy period by
 # period on long resampled traces (scheduler.studies.online.live, scheduler.studies.online.selectors);
 # the reference EASY(P, Θ) of the tables and figures is online.reference / online.threshold.
+# Long traces are cut on the log's calendar (online.week_alignment) and the periods start at
+# local midnights / Mondays (online.period_alignment); docs/online.md.
 
 
 rule long_trace:
@@ -20,6 +22,7 @@ rule long_trace:
         weeks=ONLINE_PLAN.weeks,
         seed=ONLINE_PLAN.seed,
         method=ONLINE_PLAN.resampling,
+        alignment=ONLINE_PLAN.week_alignment,
         code=step_hash(online_steps.make_long_trace),
     run:
         online_steps.make_long_trace(
@@ -30,6 +33,7 @@ rule long_trace:
             weeks=params.weeks,
             seed=params.seed,
             method=params.method,
+            alignment=params.alignment,
             log_path=log[0],
         )
 
@@ -53,6 +57,7 @@ rule period_costs:
         policies=list(ONLINE_PLAN.policies),
         threshold_s=ONLINE_PLAN.threshold_s,
         threshold_backfill=ONLINE_PLAN.threshold_backfill,
+        period_alignment=ONLINE_PLAN.period_alignment,
         code=step_hash(online_steps.period_costs),
     run:
         online_steps.period_costs(
@@ -65,6 +70,7 @@ rule period_costs:
             policies=params.policies,
             threshold_s=params.threshold_s,
             threshold_backfill=params.threshold_backfill,
+            period_alignment=params.period_alignment,
             log_path=log[0],
         )
 

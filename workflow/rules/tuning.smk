@@ -45,6 +45,7 @@ rule resample_weeks:
         weeks=batch_weeks,
         seed=PLAN.seed,
         method=PLAN.resampling,
+        alignment=PLAN.week_alignment,
         code=step_hash(trace_steps.resample_batch),
     run:
         trace_steps.resample_batch(
@@ -54,6 +55,7 @@ rule resample_weeks:
             split=wildcards.split,
             seed=params.seed,
             method=params.method,
+            alignment=params.alignment,
             log_path=log[0],
             **params.weeks,
         )
@@ -208,6 +210,7 @@ rule tuning_bootstrap:
         method=PLAN.resampling,
         baseline=baseline(),
         threshold_backfill=PLAN.threshold_backfill,
+        alignment=PLAN.week_alignment,
         code=step_hash(tuning_steps.bootstrap_batch),
     run:
         tuning_steps.bootstrap_batch(
@@ -220,6 +223,7 @@ rule tuning_bootstrap:
             seed=params.seed,
             method=params.method,
             threshold_backfill=params.threshold_backfill,
+            alignment=params.alignment,
             log_path=log[0],
             **params.replicates,
         )

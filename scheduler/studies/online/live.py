@@ -1,8 +1,13 @@
 """Online policy selection on long resampled traces: the live system and its feedback.
 
 The live system is EASY(P, Θ) with the same policy P ordering the primary and the backfilling queue
-(Θ = 40 h by default). Time is cut into policy periods of ``period_s`` seconds aligned on the
-trace's first submission; at the start of period t a selector
+(Θ = 40 h by default). Time is cut into policy periods of ``period_s`` seconds aligned on an
+origin ``period_origin_s``: period t is ``[origin + t·Δ, origin + (t+1)·Δ)``. The online study
+aligns them on the calendar: its long traces (:mod:`scheduler.studies.online.long_traces`) count
+time on the log's local wall clock from a Monday 00:00, so with origin 0 a 1d period runs from
+local midnight to midnight, a 1w period from Monday 00:00 to Monday 00:00, and any other Δ
+(6 h, 2 d) is laid end to end from that Monday 00:00. ``period_origin_s=None`` aligns them on
+the trace's first submission (the published study). At the start of period t a selector
 (:mod:`scheduler.studies.online.selectors`) picks P_t and the live system runs with it until the
 next period. The system is never reset: jobs waiting or running at a switch carry over (one
 resumable :class:`~scheduler.sim.engine.Simulation` advanced period by period).
@@ -46,9 +51,28 @@ __all__ = [
 DAY_S = 86_400.0
 
 
-def _period_bounds(submit_s: np.ndarray, period_s: float) -> np.ndarray:
-    """Index bounds of the jobs submitted in each period (jobs sorted by submit time)."""
-    t0 = submit_s[0]
+def _period_origin(submit_s: np.ndarray, period_origin_s: float | None) -> float:
+    """The instant (s) period 0 starts at: ``period_origin_s``, or the first submission when
+    it is ``None`` (0 for a trace without jobs).
+
+    Raises ConfigurationError when the origin is not finite or comes after the first
+    submission (a job would fall before period 0).
+    """
+    first = float(submit_s[0]) if submit_s.size else 0.0
+    if period_origin_s is None:
+        return first
+    origin = float(period_origin_s)
+    if not math.isfinite(origin) or origin > first:
+        raise ConfigurationError(
+            f"period_origin_s must be finite and at most the first submission ({first} s), "
+            f"got {period_origin_s}"
+        )
+    return origin
+
+
+def _period_bounds(submit_s: np.ndarray, period_s: float, t0: float) -> np.ndarray:
+    """Index bounds of the jobs submitted in each period from ``t0`` (jobs sorted by submit
+    time)."""
     periods = int((submit_s[-1] - t0) // period_s) + 1
     edges = t0 + period_s * np.arange(periods + 1, dtype=np.float64)
     return np.searchsorted(submit_s, edges, side="left")
@@ -62,17 +86,21 @@ def simulated_period_costs(
     period_s: float,
     threshold_s: float,
     threshold_backfill: bool = True,
+    period_origin_s: float | None = None,
 ) -> np.ndarray:
     """w(t; P): for each period t and policy P, the sum of the waits (s) of the jobs submitted
     during t, simulated alone under EASY(P, P, Θ) from an empty machine until it drains
     (``threshold_backfill``: backfill in the thresholded order, as the live system).
 
-    Returns a float64 array of shape (periods, len(policies)); periods run from the first to the
-    last submission (later periods have no submitted job, hence cost 0).
+    Period t is ``[origin + t·Δ, origin + (t+1)·Δ)`` with origin ``period_origin_s`` (s;
+    ``None``: the first submission), as in :func:`run_online`. Returns a float64 array of shape
+    (periods, len(policies)); periods run from the origin to the last submission (later periods
+    have no submitted job, hence cost 0).
     """
     if period_s <= 0:
         raise ConfigurationError(f"period_s must be > 0, got {period_s}")
-    bounds = _period_bounds(trace.submit_s, period_s)
+    t0 = _period_origin(trace.submit_s, period_origin_s)
+    bounds = _period_bounds(trace.submit_s, period_s, t0)
     costs = np.zeros((bounds.size - 1, len(policies)), dtype=np.float64)
     for t in range(bounds.size - 1):
         lo, hi = bounds[t], bounds[t + 1]
@@ -93,7 +121,8 @@ def simulated_period_costs(
 @dataclass(frozen=True)
 class OnlineRun:
     """A live run: start times (s, job order of the trace), the policy of every period, and
-    the cumulative waiting time (s) of the jobs finished by the end of each day."""
+    the cumulative waiting time (s) of the jobs finished by the end of each day (day d is
+    ``[origin + d·86,400, origin + (d+1)·86,400)``, the periods' origin)."""
 
     strategy: str
     period_s: float
@@ -116,15 +145,20 @@ def run_online(
     threshold_s: float = 40 * 3600.0,
     threshold_backfill: bool = True,
     costs: np.ndarray | None = None,
+    period_origin_s: float | None = None,
 ) -> OnlineRun:
     """Run the live EASY(P_t, P_t, Θ) system, asking ``selector`` for P_t every period.
 
     ``threshold_backfill`` (default: Algorithm 2) backfills in the thresholded order of P_t.
 
-    ``costs`` is :func:`simulated_period_costs` for the selector's policies and ``period_s``
-    (required when ``selector.needs_simulation``). The run goes on period by period until every
-    job has finished; the selector is asked and informed every period, also after the last
-    submission (the simulated costs of such periods are 0).
+    ``costs`` is :func:`simulated_period_costs` for the selector's policies, ``period_s`` and
+    ``period_origin_s`` (required when ``selector.needs_simulation``). Period t is
+    ``[origin + t·Δ, origin + (t+1)·Δ)`` and day d of the curve ``[origin + d·86,400,
+    origin + (d+1)·86,400)``, with origin ``period_origin_s`` (s, at most the first submission;
+    0 on a calendar-aligned long trace: local midnights and Mondays) or, when ``None``, the
+    first submission. The run goes on period by period until every job has finished; the
+    selector is asked and informed every period, also after the last submission (the simulated
+    costs of such periods are 0).
     """
     if period_s <= 0 or math.isnan(period_s):
         raise ConfigurationError(f"period_s must be > 0, got {period_s}")
@@ -140,7 +174,7 @@ def run_online(
         raise ConfigurationError("the trace's jobs must be in (submit time, job number) order")
     started = simulation.start_s_view()
     zero = np.zeros(len(selector.policies))
-    t0 = float(submit[0]) if submit.size else 0.0
+    t0 = _period_origin(submit, period_origin_s)
     pending = np.empty(0, dtype=np.int64)
     next_job, period, choices = 0, 0, []
     while True:

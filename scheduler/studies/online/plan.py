@@ -38,6 +38,7 @@ from scheduler.studies.online.selectors import (
     bandit_epsilon,
     bandit_spec,
 )
+from scheduler.traces.calendar import check_week_alignment
 from scheduler.traces.resample import RESAMPLING_METHODS
 
 _PERIOD_LABEL = re.compile(r"^[0-9]+(s|m|h|d|w)$")
@@ -85,6 +86,12 @@ class OnlinePlan:
     reference: str
     confidence: float
     selector_options: dict[str, Any]
+    #: How the long traces' source weeks are cut (``calendar``: Monday 00:00 local time;
+    #: ``first_submit``: from the log's first submission).
+    week_alignment: str = "calendar"
+    #: Where the policy periods (and the daily curve's days) start (``calendar``: the long
+    #: trace's origin, a local Monday 00:00; ``first_submit``: its first submission).
+    period_alignment: str = "calendar"
 
     @property
     def trace_names(self) -> tuple[str, ...]:
@@ -251,6 +258,19 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
     resampling = online.get("resampling", "uniform")
     if resampling not in RESAMPLING_METHODS:
         raise ConfigurationError(f"config online.resampling: unknown method {resampling!r}")
+    week_alignment = check_week_alignment(
+        online.get("week_alignment", "calendar"), "online.week_alignment"
+    )
+    period_alignment = check_week_alignment(
+        online.get("period_alignment", "calendar"), "online.period_alignment"
+    )
+    if period_alignment == "calendar" and week_alignment != "calendar":
+        # a first_submit long trace starts at an arbitrary instant: its origin is no midnight
+        raise ConfigurationError(
+            "config online.period_alignment: calendar periods need calendar weeks "
+            f"(online.week_alignment: calendar), got online.week_alignment: {week_alignment}; "
+            "set online.period_alignment: first_submit for the published alignment"
+        )
     return OnlinePlan(
         seed=seed,
         traces=traces,
@@ -273,4 +293,6 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
             "initial": initial,
             "forced_round": forced_round,
         },
+        week_alignment=week_alignment,
+        period_alignment=period_alignment,
     )

@@ -22,6 +22,7 @@ from scheduler.core.steps import (
     optional_path,
     procs_metadata,
     read_table,
+    reading_table,
     rule_log,
     table_machine_procs,
 )
@@ -38,17 +39,29 @@ from scheduler.studies.online.selectors import (
     make_selector,
     parse_spec,
 )
+from scheduler.traces.calendar import (
+    check_week_alignment,
+    table_calendar,
+    table_calendar_metadata,
+)
 from scheduler.traces.resample import name_hash
 
 __all__ = [
     "CHOICE_SHARE_SELECTORS",
+    "WEEK_ALIGNMENT_KEY",
     "draws_choice_shares",
+    "long_trace_period_origin",
     "make_long_trace",
     "online_figure",
     "online_run",
     "online_tables",
     "period_costs",
 ]
+
+
+#: Parquet metadata key of a long trace's week alignment (``calendar``: its time 0 is a local
+#: Monday 00:00; ``first_submit``: an arbitrary instant).
+WEEK_ALIGNMENT_KEY = "schedlab.week_alignment"
 
 
 def make_long_trace(
@@ -60,19 +73,52 @@ def make_long_trace(
     weeks: int,
     seed: int,
     method: str = "uniform",
+    alignment: str = "calendar",
     log_path: str | None = None,
 ) -> None:
-    """Build long resampled trace ``replica`` (``weeks`` resampled weeks end to end)."""
+    """Build long resampled trace ``replica`` (``weeks`` resampled weeks end to end).
+
+    ``alignment`` (``online.week_alignment``): ``"calendar"`` cuts the source weeks at Monday
+    00:00 in the log's time zone (the calendar the filter step stored in the filtered table),
+    ``"first_submit"`` every week from the log's first submission. The output's metadata records
+    it (:data:`WEEK_ALIGNMENT_KEY`) beside the log's calendar.
+    """
     with rule_log(log_path) as log:
+        check_week_alignment(alignment, "online.week_alignment")
+        calendar = table_calendar(filtered_path) if alignment == "calendar" else None
         jobs = read_table(filtered_path)
-        table = long_trace(jobs, replica, weeks=weeks, seed=seed, trace=trace, method=method)  # type: ignore[arg-type]
-        config = {"trace": trace, "replica": replica, "weeks": weeks, "seed": seed,
-                  "method": method}  # fmt: skip
-        write_parquet(
-            table, out_path, provenance(config, step="long_trace"),
-            procs_metadata(table_machine_procs(filtered_path)),
+        table = long_trace(
+            jobs, replica, weeks=weeks, seed=seed, trace=trace, method=method,  # type: ignore[arg-type]
+            calendar=calendar,
         )  # fmt: skip
-        log(f"{trace} replica {replica}: {weeks} weeks, {table.height:,} jobs")
+        config = {"trace": trace, "replica": replica, "weeks": weeks, "seed": seed,
+                  "method": method, "alignment": alignment}  # fmt: skip
+        metadata = procs_metadata(table_machine_procs(filtered_path))
+        metadata |= table_calendar_metadata(filtered_path) | {WEEK_ALIGNMENT_KEY: alignment}
+        write_parquet(table, out_path, provenance(config, step="long_trace"), metadata)
+        clock = f"weeks from Monday 00:00, {calendar.describe()}" if calendar else "first_submit"
+        log(f"{trace} replica {replica}: {weeks} weeks ({clock}), {table.height:,} jobs")
+
+
+def long_trace_period_origin(trace_path: str, period_alignment: str) -> float | None:
+    """The ``period_origin_s`` of :func:`~scheduler.studies.online.live.run_online` on a long
+    trace: 0 (its time 0, a local Monday 00:00) for ``"calendar"``, ``None`` (its first
+    submission) for ``"first_submit"``.
+
+    Raises ConfigurationError for another value, or for calendar periods on a long trace whose
+    weeks were not cut on the calendar (its time 0 is no midnight).
+    """
+    check_week_alignment(period_alignment, "online.period_alignment")
+    if period_alignment == "first_submit":
+        return None
+    with reading_table(trace_path):
+        weeks = pl.read_parquet_metadata(trace_path).get(WEEK_ALIGNMENT_KEY)
+    if weeks != "calendar":
+        raise ConfigurationError(
+            f"{trace_path}: calendar periods (online.period_alignment: calendar) need a long "
+            f"trace cut on the calendar (online.week_alignment: calendar), found {weeks!r}"
+        )
+    return 0.0
 
 
 def period_costs(
@@ -86,16 +132,20 @@ def period_costs(
     policies: Sequence[str],
     threshold_s: float,
     threshold_backfill: bool = True,
+    period_alignment: str = "calendar",
     log_path: str | None = None,
 ) -> None:
     """Simulated feedback of a long trace: w(t; P) for every period t and policy P
-    (``threshold_backfill``: backfill in the thresholded order, ``online.threshold_backfill``)."""
+    (``threshold_backfill``: backfill in the thresholded order, ``online.threshold_backfill``;
+    periods aligned as ``period_alignment`` says, see :func:`long_trace_period_origin`)."""
     with rule_log(log_path) as log:
         started = time.perf_counter()
+        origin = long_trace_period_origin(trace_path, period_alignment)
         arrays, procs = kernel_arrays("long_trace", trace_path)
         costs = simulated_period_costs(
             arrays, procs, tuple(policies), period_s=period_s, threshold_s=threshold_s,
             threshold_backfill=threshold_backfill,
+            period_origin_s=origin,
         )  # fmt: skip
         table = pl.DataFrame(
             {"period_index": np.arange(costs.shape[0], dtype=np.int64)}
@@ -103,7 +153,8 @@ def period_costs(
         )
         config = {"trace": trace, "replica": replica, "period": period,
                   "policies": list(policies), "threshold_s": threshold_s,
-                  "threshold_backfill": threshold_backfill}  # fmt: skip
+                  "threshold_backfill": threshold_backfill,
+                  "period_alignment": period_alignment}  # fmt: skip
         write_parquet(table, out_path, provenance(config, step="period_costs"))
         log(f"{trace} replica {replica} Δ={period}: {costs.shape[0]} periods × "
             f"{len(policies)} policies in {time.perf_counter() - started:.1f} s")  # fmt: skip
@@ -125,13 +176,17 @@ def online_run(
     threshold_backfill: bool = True,
     options: Mapping[str, Any] | None = None,
     costs_path: str | Sequence[str] | None = None,
+    period_alignment: str = "calendar",
     log_path: str | None = None,
 ) -> None:
     """One live run of a strategy (a selector spec) on a long trace: daily cumulative waits
     and the policy chosen in every period (``threshold_backfill``: EASY(P, Θ) backfills in the
-    thresholded order, ``online.threshold_backfill``)."""
+    thresholded order, ``online.threshold_backfill``; periods and days aligned as
+    ``period_alignment`` says, see :func:`long_trace_period_origin`; the costs must have been
+    computed with the same)."""
     with rule_log(log_path) as log:
         started = time.perf_counter()
+        origin = long_trace_period_origin(trace_path, period_alignment)
         arrays, procs = kernel_arrays("long_trace", trace_path)
         rng = np.random.default_rng(
             np.random.SeedSequence(
@@ -145,7 +200,7 @@ def online_run(
             costs = read_table(costs_path).select(list(policies)).to_numpy()
         result = run_online(
             arrays, procs, selector, period_s=period_s, threshold_s=threshold_s,
-            threshold_backfill=threshold_backfill, costs=costs,
+            threshold_backfill=threshold_backfill, costs=costs, period_origin_s=origin,
         )  # fmt: skip
         days = result.daily_cumulative_wait_s.size
         keys = {"trace": trace, "replica": replica, "strategy": strategy, "period": period}
@@ -169,7 +224,8 @@ def online_run(
             columns["costs_s"] = [costs_by_period.get(t) for t in range(periods)]
         choices = pl.DataFrame(columns)
         config = {**keys, "threshold_s": threshold_s, "threshold_backfill": threshold_backfill,
-                  "seed": seed, "options": dict(options or {})}  # fmt: skip
+                  "seed": seed, "options": dict(options or {}),
+                  "period_alignment": period_alignment}  # fmt: skip
         record = provenance(config, step="online_run")
         write_parquet(curve, curve_path, record)
         write_parquet(choices, choices_path, record)

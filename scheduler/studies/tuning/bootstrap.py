@@ -38,6 +38,7 @@ import polars as pl
 from scheduler.core.errors import ConfigurationError
 from scheduler.sim.arrays import week_arrays
 from scheduler.studies.tuning.weeks import simulate_weeks
+from scheduler.traces.calendar import TraceCalendar
 from scheduler.traces.resample import (
     ResamplingMethod,
     bootstrap_week_map,
@@ -88,6 +89,7 @@ def bootstrap_replicates(
     split: str = "test",
     method: ResamplingMethod = "uniform",
     threshold_backfill: bool = False,
+    calendar: TraceCalendar | None = None,
 ) -> pl.DataFrame:
     """Simulate every configuration on the resampled weeks of source-week bootstrap replicates.
 
@@ -110,6 +112,9 @@ def bootstrap_replicates(
         As for the study's resampling. Replicate ``b`` draws its source weeks from
         ``(seed, trace, split + "/bootstrap", b)`` and its resampled weeks from the split name
         ``f"{split}/bootstrap{b}"``.
+    calendar
+        The study's week alignment (:func:`~scheduler.traces.resample.resample_weeks`): the
+        source weeks the bootstrap draws are the weeks the study cuts.
     threshold_backfill
         The study's backfill order (:func:`~scheduler.studies.tuning.weeks.simulate_weeks`).
 
@@ -128,7 +133,7 @@ def bootstrap_replicates(
     unique = list(dict.fromkeys(configurations))
     # the unthresholded runs first: a thresholded run copies their weeks with MaxWait <= Θ
     unique.sort(key=lambda c: not math.isinf(c.threshold_s))
-    source_weeks = complete_weeks(jobs, name=f"{trace} {split}")
+    source_weeks = complete_weeks(jobs, name=f"{trace} {split}", calendar=calendar)
     rows: list[dict[str, object]] = []
     for replicate in replicates:
         week_map = bootstrap_week_map(
@@ -136,7 +141,7 @@ def bootstrap_replicates(
         )
         table = resample_weeks(
             jobs, range(weeks), seed=seed, trace=trace, split=f"{split}/bootstrap{replicate}",
-            method=method, week_map=week_map,
+            method=method, week_map=week_map, calendar=calendar,
         )  # fmt: skip
         arrays = week_arrays(table, machine_procs, source=f"{trace} {split} bootstrap")
         unthresholded: dict[tuple[str, str], pl.DataFrame] = {}

@@ -25,6 +25,7 @@ from scheduler.studies.common.config import (
     require_in,
     threshold_list,
 )
+from scheduler.traces.calendar import check_week_alignment
 from scheduler.traces.resample import RESAMPLING_METHODS, SPLITS
 
 #: The threshold label of "no threshold".
@@ -101,6 +102,8 @@ class TuningPlan:
     #: Backfill candidates in the thresholded order of the backfilling policy (overdue jobs
     #: first), as Algorithm 2 of the online study; False: in the backfilling policy's order.
     threshold_backfill: bool = False
+    #: How resampled weeks are cut from each split (``first_submit`` or ``calendar``).
+    week_alignment: str = "first_submit"
 
     @property
     def trace_names(self) -> tuple[str, ...]:
@@ -289,6 +292,9 @@ def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
     resampling = tuning.get("resampling", "uniform")
     if resampling not in RESAMPLING_METHODS:
         raise ConfigurationError(f"config tuning.resampling: unknown method {resampling!r}")
+    week_alignment = check_week_alignment(
+        tuning.get("week_alignment", "first_submit"), "tuning.week_alignment"
+    )
 
     base = tuning.get("baseline") or {}
     baseline = SimulationCase(
@@ -398,6 +404,7 @@ def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
         threshold_backfill=_flag(
             tuning.get("threshold_backfill", False), "tuning.threshold_backfill"
         ),
+        week_alignment=week_alignment,
     )
 
 

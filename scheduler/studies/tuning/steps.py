@@ -156,6 +156,7 @@ def bootstrap_batch(
     seed: int,
     method: str = "uniform",
     threshold_backfill: bool = False,
+    alignment: str = "first_submit",
     log_path: str | None = None,
 ) -> None:
     """Source-week bootstrap replicates ``first..last`` of the test split for the pairs learned
@@ -163,9 +164,12 @@ def bootstrap_batch(
     from scheduler.core.steps import table_machine_procs
     from scheduler.studies.tuning.bootstrap import Configuration, bootstrap_replicates
     from scheduler.studies.tuning.stats import learned_pairs
+    from scheduler.traces.calendar import check_week_alignment, table_calendar
 
     with rule_log(log_path) as log:
         started = time.perf_counter()
+        check_week_alignment(alignment, "tuning.week_alignment")
+        calendar = table_calendar(split_path) if alignment == "calendar" else None
         weekly = read_table(weekly_path).filter(pl.col("trace") == trace)
         base = Baseline(**baseline)
         base_rows = weekly.filter(base.expr())
@@ -181,10 +185,12 @@ def bootstrap_batch(
             read_table(split_path), table_machine_procs(split_path), configurations,
             replicates=range(first_replicate, last_replicate + 1), weeks=weeks, seed=seed,
             trace=trace, split="test", method=method, threshold_backfill=threshold_backfill,
+            calendar=calendar,
         )  # fmt: skip
         config = {"trace": trace, "baseline": dict(baseline), "first_replicate": first_replicate,
                   "last_replicate": last_replicate, "weeks": weeks, "seed": seed,
-                  "method": method, "threshold_backfill": threshold_backfill}  # fmt: skip
+                  "method": method, "threshold_backfill": threshold_backfill,
+                  "alignment": alignment}  # fmt: skip
         write_parquet(table, out_path, provenance(config, step="bootstrap"))
         log(f"{trace}: bootstrap replicates {first_replicate}..{last_replicate}, "
             f"{len(set(configurations))} configurations x {weeks} weeks, "
