@@ -229,7 +229,9 @@ def kth_filtered(kth_path) -> pl.DataFrame:
 def test_first_submit_alignment_reproduces_the_earlier_results(kth_filtered) -> None:
     """Long trace, period costs and live runs with the first_submit alignment (no calendar,
     period origin None or the first submission): the values the code gave before periods were
-    put on the calendar (computed with it, commit c1341c8), to the last bit."""
+    put on the calendar (computed with it, commit c1341c8), to the last bit. That commit
+    backfilled in the plain order and ran the bandit with a forced round of untried policies:
+    both are options now (``threshold_backfill=False``, ``forced=1``)."""
     table = long_trace(kth_filtered, 0, weeks=6, seed=3, trace="KTH-SP2", calendar=None)
     csv = table.select("submit_s", "source_job_id", "user_id").write_csv().encode()
     assert (table.height, hashlib.sha256(csv).hexdigest()[:16]) == (3585, "02b5572325202cca")
@@ -238,22 +240,25 @@ def test_first_submit_alignment_reproduces_the_earlier_results(kth_filtered) -> 
     first = float(arrays.submit_s[0])
     for origin in (None, first):
         weekly = simulated_period_costs(arrays, 100, policies, period_s=W, threshold_s=THETA,
-                                        period_origin_s=origin)  # fmt: skip
+                                        period_origin_s=origin,
+                                        threshold_backfill=False)  # fmt: skip
         assert weekly.shape == (6, 4) and float(weekly.sum()) == 49185104.0
         assert weekly[:, 1].tolist() == [2128412.0, 1439030.0, 633369.0, 3137215.0, 1345555.0,
                                          968202.0]  # fmt: skip
         daily = simulated_period_costs(arrays, 100, policies, period_s=DAY_S, threshold_s=THETA,
-                                       period_origin_s=origin)  # fmt: skip
+                                       period_origin_s=origin,
+                                       threshold_backfill=False)  # fmt: skip
         full = make_selector("full", policies, rng=np.random.default_rng(7))
         run = run_online(arrays, 100, full, period_s=DAY_S, threshold_s=THETA, costs=daily,
-                         period_origin_s=origin)  # fmt: skip
+                         period_origin_s=origin, threshold_backfill=False)  # fmt: skip
         assert run.total_wait_s == 12312738.0 and len(run.choices) == 43
         assert "".join(p[0] for p in run.choices) == "FFFLFFFFF" + "S" * 34
         assert run.daily_cumulative_wait_s.size == 43
         assert run.daily_cumulative_wait_s[10] == 4521038.0
-        bandit = make_selector("bandit(eps=0.3)", policies, rng=np.random.default_rng(7))
+        bandit = make_selector("bandit(eps=0.3,forced=1)", policies,
+                               rng=np.random.default_rng(7))  # fmt: skip
         run = run_online(arrays, 100, bandit, period_s=W, threshold_s=THETA,
-                         period_origin_s=origin)  # fmt: skip
+                         period_origin_s=origin, threshold_backfill=False)  # fmt: skip
         assert run.total_wait_s == 14147619.0
         assert run.choices == ("FCFS", "SPF", "FCFS", "LEXP", "SPF", "LQF", "FCFS")
         assert run.daily_cumulative_wait_s[10] == 4141994.0

@@ -148,6 +148,7 @@ def test_online_steps_pass_the_backfill_order_on(
     expected = simulated_period_costs(
         arrays, procs, tuple(policies), period_s=DAY_S, threshold_s=threshold_s,
         threshold_backfill=threshold_backfill,
+        period_origin_s=online_steps.long_trace_period_origin(long_trace_path, "calendar"),
     )  # fmt: skip
     assert np.array_equal(pl.read_parquet(costs_path).select(policies).to_numpy(), expected)
     assert read_parquet_provenance(costs_path)["config"]["threshold_backfill"] is threshold_backfill
