@@ -140,7 +140,7 @@ def test_resample_batch(study):
         record = read_parquet_provenance(path)
         assert record["config"] == {
             "trace": TRACE, "split": split, "first_week": 0, "last_week": 3,
-            "seed": SEED, "method": "uniform",
+            "seed": SEED, "method": "uniform", "alignment": "first_submit",
         }  # fmt: skip
         # every source job of the week comes from this split's part
         part = pl.read_parquet(study / f"{split}.parquet")
