@@ -185,7 +185,9 @@ def whole_simulation_files(wildcards):
 
 def figure_tables(wildcards):
     """The weekly and summary tables of the week source of the descriptive figures."""
-    parts = [TUNING, wildcards.trace] + (["whole"] if PLAN.figure_split == "whole" else [])
+    parts = [TUNING, wildcards.trace] + (
+        ["whole"] if PLAN.figure_split == "whole" else []
+    )
     folder = "/".join(parts)
     return {
         "weekly": f"{folder}/weekly.parquet",
