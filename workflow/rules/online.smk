@@ -2,7 +2,7 @@
 # period on long resampled traces (scheduler.studies.online.live, scheduler.studies.online.selectors);
 # the reference EASY(P, Θ) of the tables and figures is online.reference / online.threshold.
 # Long traces are cut on the log's calendar (online.week_alignment) and the periods start at
-# local midnights / Mondays (online.period_alignment); docs/online.md.
+# local midnights / Mondays (online.period_alignment); README.md, docs/tuning.md.
 
 
 rule long_trace:
