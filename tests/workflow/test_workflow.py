@@ -460,7 +460,9 @@ def test_alignment_options_rerun_what_they_change(study: Path, tmp_path: Path) -
     config["tuning"]["week_alignment"] = "calendar"
     write_config(project, config)
     jobs = planned_jobs(project)
-    assert jobs["resample_weeks"] == 2 * 2 and "split_trace" not in jobs
+    # train and test: 2 batches each; the whole-log weeks of the figures: 2 batches
+    assert jobs["resample_weeks"] == 2 * 2 + 2 and "split_trace" not in jobs
+    assert jobs["tuning_bootstrap"] == 2  # its source weeks are cut as the study's
 
 
 def test_bad_time_zone_stops_the_long_trace_naming_the_log_and_the_key(

@@ -54,10 +54,12 @@ rule period_costs:
         "../envs/schedlab.yaml"
     params:
         period_s=period_seconds,
-        policies=list(ONLINE_PLAN.policies),
-        threshold_s=ONLINE_PLAN.threshold_s,
-        threshold_backfill=ONLINE_PLAN.threshold_backfill,
-        period_alignment=ONLINE_PLAN.period_alignment,
+        settings={
+            "policies": list(ONLINE_PLAN.policies),
+            "threshold_s": ONLINE_PLAN.threshold_s,
+            "threshold_backfill": ONLINE_PLAN.threshold_backfill,
+            "period_alignment": ONLINE_PLAN.period_alignment,
+        },
         code=step_hash(online_steps.period_costs),
     run:
         online_steps.period_costs(
@@ -67,11 +69,8 @@ rule period_costs:
             replica=int(wildcards.replica),
             period=wildcards.period,
             period_s=params.period_s,
-            policies=params.policies,
-            threshold_s=params.threshold_s,
-            threshold_backfill=params.threshold_backfill,
-            period_alignment=params.period_alignment,
             log_path=log[0],
+            **params.settings,
         )
 
 

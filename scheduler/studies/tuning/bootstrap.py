@@ -37,6 +37,7 @@ import polars as pl
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.sim.arrays import week_arrays
+from scheduler.studies.tuning.schema import BOOTSTRAP_COLUMNS
 from scheduler.studies.tuning.weeks import simulate_weeks
 from scheduler.traces.calendar import TraceCalendar
 from scheduler.traces.resample import (
@@ -47,24 +48,6 @@ from scheduler.traces.resample import (
 )
 
 __all__ = ["BOOTSTRAP_COLUMNS", "Configuration", "bootstrap_replicates"]
-
-
-#: Columns of :func:`bootstrap_replicates`: one row per (replicate, configuration). Times in
-#: seconds; ``threshold_s`` is ``inf`` for no threshold.
-BOOTSTRAP_COLUMNS: dict[str, type[pl.DataType]] = {
-    "trace": pl.String,
-    "split": pl.String,
-    "replicate": pl.Int64,
-    "primary": pl.String,
-    "backfill": pl.String,
-    "threshold": pl.String,
-    "threshold_s": pl.Float64,
-    "source_weeks": pl.Int64,
-    "weeks": pl.Int64,
-    "mean_avg_wait_s": pl.Float64,
-    "mean_max_wait_s": pl.Float64,
-    "worst_max_wait_s": pl.Float64,
-}
 
 
 @dataclass(frozen=True)

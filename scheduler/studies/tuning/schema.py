@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-__all__ = ["WEEKLY_COLUMNS", "Baseline"]
+__all__ = ["BOOTSTRAP_COLUMNS", "WEEKLY_COLUMNS", "Baseline"]
 
 #: Columns of the weekly result table (one row per simulated week), in order. Times in seconds;
 #: ``threshold_s`` is ``inf`` for no threshold; ``utilisation`` in [0, 1].
@@ -25,6 +25,24 @@ WEEKLY_COLUMNS = {
     "avg_bsld": pl.Float64,
     "max_bsld": pl.Float64,
     "utilisation": pl.Float64,
+}
+
+
+#: Columns of :func:`scheduler.studies.tuning.bootstrap.bootstrap_replicates`: one row per
+#: (replicate, configuration). Times in seconds; ``threshold_s`` is ``inf`` for no threshold.
+BOOTSTRAP_COLUMNS: dict[str, type[pl.DataType]] = {
+    "trace": pl.String,
+    "split": pl.String,
+    "replicate": pl.Int64,
+    "primary": pl.String,
+    "backfill": pl.String,
+    "threshold": pl.String,
+    "threshold_s": pl.Float64,
+    "source_weeks": pl.Int64,
+    "weeks": pl.Int64,
+    "mean_avg_wait_s": pl.Float64,
+    "mean_max_wait_s": pl.Float64,
+    "worst_max_wait_s": pl.Float64,
 }
 
 

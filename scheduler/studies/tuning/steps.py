@@ -211,7 +211,7 @@ def tuning_protocol(
     """The train/test protocol over every trace: learned pair per threshold, ratio of means,
     differences, intervals and tests from the source-week bootstrap (when ``bootstrap_paths``)."""
     from scheduler.studies.common.tables import markdown_table
-    from scheduler.studies.tuning.bootstrap import BOOTSTRAP_COLUMNS
+    from scheduler.studies.tuning.schema import BOOTSTRAP_COLUMNS
     from scheduler.studies.tuning.stats import train_test_protocol
 
     with rule_log(log_path) as log:
