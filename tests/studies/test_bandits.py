@@ -42,16 +42,21 @@ def _feedback(period: int, policy: str) -> tuple[float, int]:
     return _BASE_S[policy] * jobs * (1 + 0.5 * np.sin(period * 1.3 + len(policy))), jobs
 
 
-@pytest.mark.parametrize("spec", list(RECORDED))
-def test_online_selectors_choose_as_before_the_move(spec: str) -> None:
-    selector = make_selector(spec, POLICIES, rng=np.random.default_rng(7))
+def _choices(selector, periods: int = 40) -> str:
+    """The policy index chosen in each period, as digits, under the :func:`_feedback` stream."""
     chosen = []
-    for period in range(40):
+    for period in range(periods):
         policy = selector.choose(period)
         wait_s, jobs = _feedback(period, policy)
         selector.observe(period, PeriodFeedback(policy, wait_s, jobs))
         chosen.append(POLICIES.index(policy))
-    assert "".join(map(str, chosen)) == RECORDED[spec]
+    return "".join(map(str, chosen))
+
+
+@pytest.mark.parametrize("spec", list(RECORDED))
+def test_online_selectors_choose_as_before_the_move(spec: str) -> None:
+    selector = make_selector(spec, POLICIES, rng=np.random.default_rng(7))
+    assert _choices(selector) == RECORDED[spec]
 
 
 @pytest.mark.parametrize("spec", list(RECORDED))
@@ -74,13 +79,7 @@ def test_the_no_data_fix_changes_one_choice() -> None:
     before = "0102133131031332011330321323103133310132"
     selector = make_selector("bandit(eps=0.3,discount=0.8,forced=1)", POLICIES,
                              rng=np.random.default_rng(7))  # fmt: skip
-    chosen = []
-    for period in range(40):
-        policy = selector.choose(period)
-        wait_s, jobs = _feedback(period, policy)
-        selector.observe(period, PeriodFeedback(policy, wait_s, jobs))
-        chosen.append(POLICIES.index(policy))
-    now = "".join(map(str, chosen))
+    now = _choices(selector)
     assert now[:6] == before[:6] and before[5:7] == "33" and _feedback(5, "F1")[1] == 0
     entry = selector.history[6]
     assert not entry["explored"] and np.isnan(entry["estimates"][3]) and entry["greedy"] != "F1"

@@ -16,7 +16,7 @@ import polars as pl
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.sim.metrics import RunSummary
-from scheduler.studies.tuning.schema import Baseline
+from scheduler.studies.tuning.schema import WEEKLY_COLUMNS, Baseline
 
 __all__ = ["WHOLE_LOG_COLUMNS", "WHOLE_LOG_RUN_COLUMNS", "whole_log_run", "whole_log_table"]
 
@@ -24,18 +24,9 @@ _SECONDS_PER_HOUR = 3600.0
 
 #: Columns of one simulated run on a whole log (one row). Times in seconds, ``threshold_s``
 #: ``inf`` for no threshold, ``utilisation`` in [0, 1], bounded slowdowns dimensionless.
+#: The weekly table's columns without the week's split and index.
 WHOLE_LOG_RUN_COLUMNS: dict[str, pl.DataType | type[pl.DataType]] = {
-    "trace": pl.String,
-    "primary": pl.String,
-    "backfill": pl.String,
-    "threshold": pl.String,
-    "threshold_s": pl.Float64,
-    "jobs": pl.Int64,
-    "avg_wait_s": pl.Float64,
-    "max_wait_s": pl.Float64,
-    "avg_bsld": pl.Float64,
-    "max_bsld": pl.Float64,
-    "utilisation": pl.Float64,
+    name: dtype for name, dtype in WEEKLY_COLUMNS.items() if name not in ("split", "week_index")
 }
 
 #: Columns of :func:`whole_log_table`, in order.
