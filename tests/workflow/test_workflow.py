@@ -322,12 +322,12 @@ def test_rerun_does_nothing(study: Path) -> None:
     assert planned_jobs(study) == {}
 
 
-def copy_with(study: Path, tmp_path: Path, **tuning: object) -> Path:
-    """A copy of the finished study whose config has the given ``tuning`` keys changed."""
+def copy_with(study: Path, tmp_path: Path, section: str = "tuning", **keys: object) -> Path:
+    """A copy of the finished study whose config has the given keys of ``section`` changed."""
     project = tmp_path / "copy"
     shutil.copytree(study, project, symlinks=True)
     config = yaml.safe_load((project / "tiny.yaml").read_text())
-    config["tuning"].update(tuning)
+    config[section].update(keys)
     write_config(project, config)
     return project
 
@@ -365,11 +365,7 @@ def test_changing_the_online_backfill_order_reruns_the_online_simulations(
 ) -> None:
     """online.threshold_backfill is a param of period_costs and online_run: turning it off
     reruns them (and the tables and figures after them), not the long traces."""
-    project = tmp_path / "copy"
-    shutil.copytree(study, project, symlinks=True)
-    config = yaml.safe_load((project / "tiny.yaml").read_text())
-    config["online"]["threshold_backfill"] = False
-    write_config(project, config)
+    project = copy_with(study, tmp_path, "online", threshold_backfill=False)
     jobs = planned_jobs(project)
     # 2 replicas x 2 periods (full, noisy); 2 replicas x (3 fixed + 2 periods x 7 selectors)
     assert jobs["period_costs"] == 2 * 2 and jobs["online_run"] == 2 * (3 + 2 * 7)
@@ -433,20 +429,10 @@ def test_online_periods_are_on_the_calendar(study: Path) -> None:
     assert curve["day"].to_list() == list(range(expected.size))
 
 
-def copy_with_online(study: Path, tmp_path: Path, **online: object) -> Path:
-    """A copy of the finished study whose config has the given ``online`` keys changed."""
-    project = tmp_path / "copy"
-    shutil.copytree(study, project, symlinks=True)
-    config = yaml.safe_load((project / "tiny.yaml").read_text())
-    config["online"].update(online)
-    write_config(project, config)
-    return project
-
-
 def test_alignment_options_rerun_what_they_change(study: Path, tmp_path: Path) -> None:
     """online.period_alignment reruns the period costs and the live runs, not the long traces;
     online.week_alignment the long traces too; the tuning study is left alone."""
-    project = copy_with_online(study, tmp_path, period_alignment="first_submit")
+    project = copy_with(study, tmp_path, "online", period_alignment="first_submit")
     jobs = planned_jobs(project)
     assert "long_trace" not in jobs and jobs["period_costs"] == 2 * 2
     assert jobs["online_run"] == 2 * (3 + 2 * 7)  # the fixed policies' daily curves too
