@@ -47,6 +47,8 @@ def cluster_study_config(mirror: Path) -> dict:
         # takes (group-components), and this test counts the submissions
         figures={"weeks": 4, "thresholded_backfill": "FCFS", "weeks_from": "train"},
         whole_log={"traces": []},
+        # the source-week bootstrap: one job of two replicates, its own submission
+        bootstrap={"replicates": 2, "replicates_per_job": 2},
     )
     config["online"].update(
         replicas=1, policies=["FCFS", "SPF"], periods=["1d"], selectors=["full", "bandit"],
@@ -175,8 +177,8 @@ def test_the_study_goes_through_slurm_under_the_account(
     assert len({row["name"] for row in records.values()}) == 1  # the workflow run's id
     ran = sorted(submitted.values())
     # the simulations (the tuning batches and the prediction techniques: 6 components <= 10)
-    # in one submission, the online replica in one, the local rules (download, tables,
-    # figures) not submitted at all
+    # in one submission, the online replica in one, the bootstrap in one, the local rules
+    # (download, tables, figures) not submitted at all
     assert ran == [
         "group_online_long_trace_online_run_period_costs",
         "group_simulate_simulate_batch_simulate_technique",
@@ -185,6 +187,7 @@ def test_the_study_goes_through_slurm_under_the_account(
         "rule_resample_weeks",
         "rule_resample_weeks",
         "rule_split_trace",
+        "rule_tuning_bootstrap",
     ], ran
 
 
@@ -208,7 +211,7 @@ def test_a_failed_simulation_is_reported_and_a_rerun_resumes(
     project = tmp_path / "study"
     shutil.copytree(on_cluster, project, symlinks=True)
     # a new threshold: only its simulations (2 splits x 2 pairs: one submission) and what
-    # follows them (local rules) run
+    # follows them (the bootstrap, one submission; local rules) run
     config = yaml.safe_load((project / "tiny.yaml").read_text())
     config["tuning"]["thresholds"] = ["none", "20h", "40h"]
     write_config(project, config)
@@ -248,8 +251,9 @@ def test_a_failed_simulation_is_reported_and_a_rerun_resumes(
     replanned = job_stats(resumed.stdout + resumed.stderr)
     assert replanned["simulate_batch"] == 4, replanned
     assert not {"filter_trace", "resample_weeks", "long_trace", "online_run"} & set(replanned)
+    # and, after them, the bootstrap of the test half (a new threshold, a new learned pair)
     assert list(submissions(resumed.stdout + resumed.stderr).values()) == [
-        "group_simulate_simulate_batch"
+        "group_simulate_simulate_batch", "rule_tuning_bootstrap"
     ]
     assert {path: path.stat().st_mtime_ns for path in kept} == kept
     assert result_files(project) == result_files(local)

@@ -188,7 +188,9 @@ rule summarize_trace:
 
 # Source-week bootstrap of the test half (scheduler.studies.tuning.bootstrap): one job = a batch
 # of replicates, each resampling weeks from the test half's source weeks drawn with replacement
-# and simulating the pairs learned on the training weeks and the baseline.
+# and simulating the pairs learned on the training weeks and the baseline. Not in the "simulate"
+# group: it reads collect_weekly's table, which reads the group's simulations (a group must not
+# depend on itself); its jobs are few and long (25 replicates of a log per job in full.yaml).
 rule tuning_bootstrap:
     input:
         weekly=f"{TUNING}/{{trace}}/weekly.parquet",
@@ -199,8 +201,6 @@ rule tuning_bootstrap:
         "logs/tuning/{trace}/bootstrap/batch{batch}.log",
     benchmark:
         "benchmarks/tuning/{trace}/bootstrap/batch{batch}.tsv"
-    group:
-        "simulate"
     conda:
         "../envs/schedlab.yaml"
     params:
