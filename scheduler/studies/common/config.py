@@ -24,6 +24,7 @@ __all__ = [
     "TraceEntry",
     "catalogue_entries",
     "confidence_level",
+    "config_flag",
     "duration_problem",
     "policy_list",
     "require_in",
@@ -96,6 +97,14 @@ def duration_problem(label: object, *, none: bool = True) -> str:
     if text.lower() == "none" and not none:
         return f"{label!r}: a duration is needed here, 'none' is not allowed"
     return f"{label!r} needs a unit {units}, e.g. 20h"
+
+
+def config_flag(value: object, key: str) -> bool:
+    """A yes/no config value: only true or false (YAML booleans); anything else is refused
+    naming ``key``."""
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"config {key}: must be true or false, got {value!r}")
+    return value
 
 
 def confidence_level(value: object, key: str) -> float:

@@ -25,6 +25,7 @@ from scheduler.studies.common.config import (
     TraceEntry,
     catalogue_entries,
     confidence_level,
+    config_flag,
     duration_problem,
     policy_list,
     require_in,
@@ -145,11 +146,9 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
     require_in(initial in policies, "online.initial", initial, "online.policies")
     threshold = str(online.get("threshold", "40h"))
     threshold_s = threshold_list([threshold], "online.threshold")[0].seconds
-    threshold_backfill = online.get("threshold_backfill", True)
-    if not isinstance(threshold_backfill, bool):
-        raise ConfigurationError(
-            f"config online.threshold_backfill: must be true or false, got {threshold_backfill!r}"
-        )
+    threshold_backfill = config_flag(
+        online.get("threshold_backfill", True), "online.threshold_backfill"
+    )
     periods = []
     for label in online.get("periods", ["1d", "1w"]):
         if not _PERIOD_LABEL.match(str(label)):
@@ -192,11 +191,9 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
     if isinstance(epsilon, bool) or not isinstance(epsilon, int | float) or not 0 <= epsilon <= 1:
         raise ConfigurationError(f"config online.epsilon: {epsilon!r} is not a number in [0, 1]")
     epsilon = float(epsilon)
-    forced_round = online.get("bandit_forced_round", False)
-    if not isinstance(forced_round, bool):
-        raise ConfigurationError(
-            f"config online.bandit_forced_round: true or false, not {forced_round!r}"
-        )
+    forced_round = config_flag(
+        online.get("bandit_forced_round", False), "online.bandit_forced_round"
+    )
     strategies = [
         OnlineStrategy(f"{FIXED}:{p}", f"{FIXED}-{p}", ("none",), False) for p in policies
     ]

@@ -21,6 +21,7 @@ from scheduler.studies.common.config import (
     TraceEntry,
     catalogue_entries,
     confidence_level,
+    config_flag,
     policy_list,
     require_in,
     threshold_list,
@@ -401,14 +402,9 @@ def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
         figure_split=figure_split,
         whole_weeks=whole_weeks,
         **_whole_log(config, tuning.get("whole_log") or {}),
-        threshold_backfill=_flag(
+        threshold_backfill=config_flag(
             tuning.get("threshold_backfill", False), "tuning.threshold_backfill"
         ),
         week_alignment=week_alignment,
     )
 
-
-def _flag(value: object, key: str) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigurationError(f"config {key}: must be true or false, got {value!r}")
-    return value
