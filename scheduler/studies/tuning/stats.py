@@ -527,6 +527,8 @@ def _protocol_row(
     paired_train = _paired(train.filter(pair), train.filter(base), columns)
     paired_test = _paired(test.filter(pair), test.filter(base), columns)
     where = f"trace {trace!r}, threshold {choice['threshold']!r}"
+    # paired_train is never empty: the pair was learned on training rows, and the baseline has
+    # a row for every training week (checked by _validate)
     if paired_test.height == 0:
         raise ConfigurationError(
             f"{where}: the learned pair {primary}/{backfill} has no test week shared with the "
@@ -568,10 +570,10 @@ def _protocol_row(
         backfill,
         paired_train.height,
         paired_test.height,
-        _ratio_of_means(values(paired_train, "avg_wait_s"), values(paired_train, "base_avg_wait_s"))
-        if paired_train.height else math.nan,
-        float(paired_train.get_column("relative_avg_wait").mean() or math.nan)
-        if paired_train.height else math.nan,
+        _ratio_of_means(
+            values(paired_train, "avg_wait_s"), values(paired_train, "base_avg_wait_s")
+        ),
+        float(np.mean(values(paired_train, "relative_avg_wait"))),
         ratio,
         *ratio_ci,
         float(np.mean(values(paired_test, "relative_avg_wait"))),
@@ -585,8 +587,7 @@ def _protocol_row(
         *max_ci,
         _worst_ratio(paired_train, f"{where}, split {_TRAIN!r}"),
         _worst_ratio(paired_test, f"{where}, split {_TEST!r}"),
-        float(paired_train.get_column("relative_max_wait").mean() or math.nan)
-        if paired_train.height else math.nan,
+        float(np.mean(values(paired_train, "relative_max_wait"))),
         float(np.mean(values(paired_test, "relative_max_wait"))),
         units if replicas is not None else None,
         0 if replicas is None else replicas.height,

@@ -652,3 +652,17 @@ def test_baseline_ratio_is_exactly_one_for_any_value_and_week_count(value: float
     base = add_relative_columns(weekly, BASE).filter(pl.col("primary") == "FCFS")
     for column in RELATIVE_COLUMNS.values():
         assert base[column].to_list() == [1.0] * n
+
+
+def test_a_learned_pair_that_never_waits_has_training_ratios_of_zero() -> None:
+    weekly = frame(
+        rows("FCFS", "FCFS", "none", [10.0, 20.0]),
+        rows("SPF", "FCFS", "none", [0.0, 0.0]),
+        rows("FCFS", "FCFS", "none", [10.0, 10.0], split="test"),
+        rows("SPF", "FCFS", "none", [5.0, 5.0], split="test"),
+    )
+    row = train_test_protocol(add_relative_columns(weekly, BASE), BASE).row(0, named=True)
+    assert (row["primary"], row["backfill"]) == ("SPF", "FCFS")
+    assert row["train_ratio_of_means"] == 0.0
+    assert row["train_mean_relative_avg_wait"] == 0.0  # a mean of 0, not "no value"
+    assert row["train_mean_relative_max_wait"] == 0.0
