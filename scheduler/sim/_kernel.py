@@ -440,7 +440,7 @@ def _rebuild_sorted(iwork, istate, row, keys, key_row):
 
 @jit
 def advance(jobs, keys, p_static, b_static, threshold_s, threshold_backfill, backfill, classic,
-            outlive, t_stop, istate, iwork, fwork):  # fmt: skip
+            outlive, t_stop, pause_overdue_s, istate, iwork, fwork):  # fmt: skip
     """Process every event instant ``t < t_stop``; return the number of instants processed.
 
     At each instant all completions and submissions are applied, then one pass runs.
@@ -449,6 +449,13 @@ def advance(jobs, keys, p_static, b_static, threshold_s, threshold_backfill, bac
     seconds (``inf`` disables it); ``threshold_backfill``, ``backfill`` and ``classic`` are
     booleans (``threshold_backfill``: backfill candidates in the thresholded order, overdue
     jobs first); ``outlive`` is one of the ``OUTLIVE_*`` codes.
+
+    ``pause_overdue_s`` (s, ``inf``: never) also stops the loop, before anything of that
+    instant is applied, at the first instant ``now`` at which a waiting job has waited more
+    than ``pause_overdue_s`` (``now - submit > pause_overdue_s``): the instant from which a run
+    under Θ = ``pause_overdue_s`` may differ from this one (:mod:`scheduler.sim.sweep`).
+    The oldest waiting job is the first waiting one in job order, found by a cursor that only
+    moves forward (O(n) per call in all).
     """
     n = jobs.shape[1]
     # the policies may have changed since the last call: rebuild the sorted lists
@@ -458,12 +465,19 @@ def advance(jobs, keys, p_static, b_static, threshold_s, threshold_backfill, bac
     if b_static:
         _rebuild_sorted(iwork, istate, BQ, keys, B_BASE)
     instants = 0
+    oldest = 0
     while True:
         t_sub = jobs[SUBMIT, istate[NEXT_SUB]] if istate[NEXT_SUB] < n else np.inf
         t_end = fwork[END, iwork[HEAP, 0]] if istate[HLEN] > 0 else np.inf
         now = min(t_sub, t_end)
         if now == np.inf or now >= t_stop:
             return instants
+        if pause_overdue_s < np.inf:
+            # jobs submitted at `now` have waited 0 s: only the already submitted ones matter
+            while oldest < istate[NEXT_SUB] and iwork[STATUS, oldest] != WAITING:
+                oldest += 1
+            if oldest < istate[NEXT_SUB] and now - jobs[SUBMIT, oldest] > pause_overdue_s:
+                return instants
         while istate[HLEN] > 0 and fwork[END, iwork[HEAP, 0]] <= now:
             j, size = _heap_pop(iwork, fwork, istate[HLEN])
             istate[HLEN] = size

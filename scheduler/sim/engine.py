@@ -14,6 +14,7 @@ The semantics are in ``docs/simulator.md``; the numeric work is in ``scheduler.s
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 from dataclasses import asdict, dataclass, field
@@ -190,6 +191,7 @@ class Simulation:
         backfill: str | None = "FCFS",
         threshold_s: float = math.inf,
         threshold_backfill: bool = False,
+        pause_overdue_s: float = math.inf,
     ) -> int:
         """Process every event before ``until_s`` (s) with EASY(primary, backfill, Θ).
 
@@ -199,12 +201,18 @@ class Simulation:
         instead of the policy's order alone (``docs/simulator.md``, step 4). Returns the number
         of event instants processed. Call again with other policies to switch: jobs waiting or
         running carry over.
+
+        ``pause_overdue_s`` (s, default ``inf``: never) stops earlier, before the first event
+        instant at which a waiting job has waited more than that long: up to there a run under
+        Θ = ``pause_overdue_s`` makes exactly the same decisions as this one
+        (:func:`scheduler.sim.sweep.threshold_sweep` continues a copy from there).
         """
         _check_policy_name("primary", primary, allow_none=False)
         _check_policy_name("backfill", backfill, allow_none=True)
         threshold_s = _seconds("threshold_s", threshold_s)
         threshold_backfill = _flag("threshold_backfill", threshold_backfill)
         until_s = _seconds("until_s", until_s, negative_ok=True)
+        pause_overdue_s = _seconds("pause_overdue_s", pause_overdue_s)
         self._set_policies(primary, backfill)
         args = (
             self.jobs,
@@ -217,11 +225,22 @@ class Simulation:
             self.classic,
             self.outlive,
             until_s,
+            pause_overdue_s,
             self.istate,
             self.iwork,
             self.fwork,
         )
         return int(call_repairing_cache(kernel.advance, *args))
+
+    def copy(self) -> Simulation:
+        """An independent copy of this simulation in its current state (the job arrays and
+        the priority keys computed so far are shared: nothing writes them)."""
+        twin = copy.copy(self)
+        twin._keys = self._keys.copy()
+        twin._key_cache = dict(self._key_cache)
+        twin.istate, twin.iwork = self.istate.copy(), self.iwork.copy()
+        twin.fwork = self.fwork.copy()
+        return twin
 
     @property
     def done(self) -> bool:

@@ -36,6 +36,7 @@ CONFIGS = [
     ("FCFS", "FCFS", "20h", 72000.0),
     ("SPF", "FCFS", "20h", 72000.0),
 ]
+PAIRS = [("FCFS", "FCFS"), ("SPF", "FCFS")]
 BASELINE = {"primary": "FCFS", "backfill": "FCFS", "threshold": "none"}
 STAMPED = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \S")
 
@@ -60,12 +61,13 @@ def study(kth_path, tmp_path_factory) -> Path:
             trace=TRACE, split=split, first_week=WEEKS[0], last_week=WEEKS[1], seed=SEED,
             log_path=str(logs / f"resample-{split}.log"),
         )  # fmt: skip
-        for primary, backfill, threshold, threshold_s in CONFIGS:
-            out = d / f"sim-{split}-{primary}-{backfill}-{threshold}.parquet"
+        # one file per pair holds both thresholds (pair-major: the weekly table is case-major)
+        for primary, backfill in PAIRS:
+            out = d / f"sim-{split}-{primary}-{backfill}.parquet"
             tuning_steps.simulate_batch(
                 str(d / f"weeks-{split}.parquet"), str(out),
                 trace=TRACE, split=split, primary=primary, backfill=backfill,
-                threshold=threshold, threshold_s=threshold_s,
+                thresholds=[(t, s) for p, b, t, s in CONFIGS if (p, b) == (primary, backfill)],
                 log_path=str(logs / "simulate.log"),
             )  # fmt: skip
             sims.append(str(out))
@@ -159,9 +161,11 @@ def test_simulate_batch(study):
             .sort("week_index")
         )
         for primary, backfill, threshold, threshold_s in CONFIGS:
-            path = study / f"sim-{split}-{primary}-{backfill}-{threshold}.parquet"
-            table = pl.read_parquet(path)
-            assert dict(table.schema) == WEEKLY_COLUMNS
+            path = study / f"sim-{split}-{primary}-{backfill}.parquet"
+            both = pl.read_parquet(path)
+            assert dict(both.schema) == WEEKLY_COLUMNS
+            assert both["threshold"].to_list() == ["none"] * 4 + ["20h"] * 4
+            table = both.filter(pl.col("threshold") == threshold)
             assert table["week_index"].to_list() == [0, 1, 2, 3]
             assert table["jobs"].to_list() == heights["len"].to_list()
             assert (table["split"] == split).all() and (table["trace"] == TRACE).all()
@@ -174,13 +178,16 @@ def test_simulate_batch(study):
             assert record["step"] == "simulate"
             assert record["config"]["weeks_file"] == str(study / f"weeks-{split}.parquet")
     lines = (study / "logs" / "simulate.log").read_text().splitlines()
-    assert len(lines) == 2 * len(CONFIGS)
+    assert len(lines) == 2 * len(PAIRS)
     assert all(STAMPED.match(line) for line in lines)
 
 
 def test_collect_weekly(study):
     weekly = pl.read_parquet(study / "weekly.parquet")
     assert weekly.height == 2 * len(CONFIGS) * 4
+    # sorted by case and week, whatever the files' (pair-major) order
+    keys = ["split", "primary", "backfill", "threshold_s", "week_index"]
+    assert weekly.select(keys).equals(weekly.select(keys).sort(keys))
     relative = ["relative_avg_wait", "relative_max_wait", "relative_avg_bsld", "relative_max_bsld"]
     assert weekly.columns == [*WEEKLY_COLUMNS, *relative]
     is_base = (
@@ -412,7 +419,7 @@ def test_unreadable_weeks_batch_is_an_error_naming_the_file(study, tmp_path, dam
     with pytest.raises(core_steps.StepError, match=r"batch0\.parquet: not a readable parquet"):
         tuning_steps.simulate_batch(
             str(bad), str(out), trace=TRACE, split="test", primary="FCFS", backfill="FCFS",
-            threshold="none", threshold_s=None, log_path=str(log),
+            thresholds=[("none", math.inf)], log_path=str(log),
         )  # fmt: skip
     assert "batch0.parquet: not a readable parquet table" in log.read_text()
     assert not out.exists()

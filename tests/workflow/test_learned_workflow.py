@@ -90,9 +90,9 @@ def test_learned_functions_are_policies_of_the_tuning_study(tmp_path: Path, kth_
     config["tuning"]["primary_policies"] = ["FCFS", "LF1"]
     write_config(project, config)
     jobs = planned_jobs(project)
-    # train/test: 2 splits x 8 cases x 2 batches; the whole-log weeks of the figures: (2 x 2
-    # pairs at Θ = none + 2 primaries x SPF at 20 h) x 2 batches
-    assert jobs["learned_fit"] == 1 and jobs["simulate_batch"] == 2 * 8 * 2 + 6 * 2
+    # train/test: 2 splits x 4 pairs x 2 batches; the whole-log weeks of the figures: 4 pairs
+    # x 2 batches
+    assert jobs["learned_fit"] == 1 and jobs["simulate_batch"] == 2 * 4 * 2 + 4 * 2
     # without the learned study, LF1 is an unknown policy, named with its key
     config["studies"] = ["tuning"]
     write_config(project, config)

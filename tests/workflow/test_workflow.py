@@ -145,9 +145,10 @@ def test_lint_is_clean(tmp_path: Path, kth_path: Path) -> None:
 def test_dry_run_plans_the_whole_study(tmp_path: Path, kth_path: Path) -> None:
     project = make_project(tmp_path, kth_path)
     jobs = planned_jobs(project)
-    # 2 splits x (2 x 2 pairs x 2 thresholds) x 2 batches of 2 weeks, and the whole-log weeks
-    # of the descriptive figures: (2 x 2 pairs at Θ = none + 2 primaries x SPF at 20 h) x 2
-    assert jobs["simulate_batch"] == 2 * 8 * 2 + 6 * 2
+    # one job per pair and batch runs all its thresholds: 2 splits x 2 x 2 pairs x 2 batches of
+    # 2 weeks, and the whole-log weeks of the descriptive figures (the 4 pairs at Θ = none, the
+    # 2 with SPF backfilling at 20 h too) x 2 batches
+    assert jobs["simulate_batch"] == 2 * 4 * 2 + 4 * 2
     assert jobs["resample_weeks"] == 2 * 2 + 2
     assert jobs["collect_whole_weekly"] == jobs["summarize_whole"] == 1
     # the whole-log table: four pairs (the baseline among them) on the whole filtered log
@@ -277,7 +278,7 @@ def test_figures_from_the_training_weeks(tmp_path: Path, kth_path: Path) -> None
     figures from the training weeks."""
     project = study_project(tmp_path, kth_path, "tuning", figures={"weeks_from": "train"})
     jobs = planned_jobs(project)
-    assert jobs["simulate_batch"] == 2 * 8 * 2 and jobs["resample_weeks"] == 2 * 2
+    assert jobs["simulate_batch"] == 2 * 4 * 2 and jobs["resample_weeks"] == 2 * 2
     assert "collect_whole_weekly" not in jobs and "summarize_whole" not in jobs
     snakemake(project, "--until", "trace_figure")
     png = project / "results/tuning/figures/KTH-slice/pairs_worst_max_wait.png"
@@ -287,9 +288,10 @@ def test_figures_from_the_training_weeks(tmp_path: Path, kth_path: Path) -> None
 
 def test_outputs_record_config_and_versions(study: Path) -> None:
     record = read_parquet_provenance(
-        study / "results/tuning/KTH-slice/sims/train/SPF/FCFS/20h/batch1.parquet"
+        study / "results/tuning/KTH-slice/sims/train/SPF/FCFS/batch1.parquet"
     )
-    assert record["config"]["primary"] == "SPF" and record["config"]["threshold"] == "20h"
+    assert record["config"]["primary"] == "SPF"
+    assert sorted(record["config"]["thresholds"]) == ["20h", "none"]
     assert set(record["versions"]) >= {"schedlab", "numba", "polars", "snakemake"}
     first_line = (study / "results/tuning/tables/protocol.csv").read_text().splitlines()[0]
     assert first_line.startswith("# provenance: {") and '"statsmodels"' in first_line
@@ -307,11 +309,9 @@ def test_figures_are_real_images(study: Path) -> None:
 
 
 def test_logs_and_benchmarks_are_written(study: Path) -> None:
-    log = (study / "logs/tuning/KTH-slice/sims/test/SPF/SPF/none/batch0.log").read_text()
-    assert "EASY-SPF-SPF Θ=none: 2 weeks (0 copied from Θ=none)" in log
-    thresholded = study / "logs/tuning/KTH-slice/sims/test/SPF/SPF/20h/batch0.log"
-    assert re.search(r"Θ=20h: 2 weeks \([0-2] copied from Θ=none\)", thresholded.read_text())
-    benchmark = study / "benchmarks/tuning/KTH-slice/sims/test/SPF/SPF/none/batch0.tsv"
+    log = (study / "logs/tuning/KTH-slice/sims/test/SPF/SPF/batch0.log").read_text()
+    assert re.search(r"EASY-SPF-SPF Θ in \['(20h|none)', '(20h|none)'\]: 2 weeks", log)
+    benchmark = study / "benchmarks/tuning/KTH-slice/sims/test/SPF/SPF/batch0.tsv"
     assert benchmark.read_text().startswith("s\th:m:s")
     fetched = json.loads((study / "resources/traces/KTH-slice.fetch.json").read_text())
     assert fetched["origin"] == "mirror" and fetched["source_path"].endswith("KTH-slice.swf.gz")
@@ -332,10 +332,12 @@ def copy_with(study: Path, tmp_path: Path, section: str = "tuning", **keys: obje
     return project
 
 
-def test_adding_a_threshold_reruns_only_new_simulations(study: Path, tmp_path: Path) -> None:
+def test_adding_a_threshold_reruns_only_affected_simulations(study: Path, tmp_path: Path) -> None:
+    """A pair's job runs all its thresholds (they share a prefix): a new threshold reruns the
+    train/test jobs (splits x pairs x batches), not the whole-log weeks' nor anything else."""
     project = copy_with(study, tmp_path, thresholds=["none", "20h", "40h"])
     jobs = planned_jobs(project)
-    assert jobs.pop("simulate_batch") == 2 * 4 * 2  # splits x pairs x batches, Θ = 40h only
+    assert jobs.pop("simulate_batch") == 2 * 4 * 2
     assert "filter_trace" not in jobs and "resample_weeks" not in jobs
     assert "online_run" not in jobs and "online_tables" not in jobs
     assert {"collect_weekly", "summarize_trace", "tuning_protocol"} <= set(jobs)
@@ -344,9 +346,9 @@ def test_adding_a_threshold_reruns_only_new_simulations(study: Path, tmp_path: P
 def test_adding_a_policy_reruns_only_new_simulations(study: Path, tmp_path: Path) -> None:
     project = copy_with(study, tmp_path, primary_policies=["FCFS", "SPF", "LQF"])
     jobs = planned_jobs(project)
-    # splits x LQF x backfills x Θ x batches, and on the whole-log weeks LQF with both
-    # backfills at Θ = none and with SPF at 20 h, x batches
-    assert jobs["simulate_batch"] == 2 * 1 * 2 * 2 * 2 + 3 * 2
+    # splits x LQF x backfills x batches (all thresholds in each), and on the whole-log weeks
+    # LQF with both backfills x batches
+    assert jobs["simulate_batch"] == 2 * 1 * 2 * 2 + 2 * 2
     snakemake(project)
     assert planned_jobs(project) == {}
     summary = read_csv(project / "results/tuning/tables/KTH-slice_summary.csv")
@@ -356,7 +358,7 @@ def test_adding_a_policy_reruns_only_new_simulations(study: Path, tmp_path: Path
 def test_more_weeks_add_only_new_batches(study: Path, tmp_path: Path) -> None:
     jobs = planned_jobs(copy_with(study, tmp_path, weeks_per_split=6))
     assert jobs["resample_weeks"] == 2  # batch 2 of each split (not of the whole-log weeks)
-    assert jobs["simulate_batch"] == 2 * 8  # splits x cases, batch 2 only
+    assert jobs["simulate_batch"] == 2 * 4  # splits x pairs, batch 2 only
     assert "filter_trace" not in jobs and "split_trace" not in jobs
 
 

@@ -47,22 +47,17 @@ ONLINE = "results/online"
 PREDICTION = "results/prediction"
 REDIRECT = "results/redirect"
 MEMORY = "results/memory"
-# One simulation job's file name below {TUNING}/{trace}/sims/ (and logs/, benchmarks/).
-SIM_CASE = "{split}/{primary}/{backfill}/{threshold}/batch{batch}"
+# One simulation job's file name below {TUNING}/{trace}/sims/ (and logs/, benchmarks/): one
+# policy pair under every threshold of the week source, on one batch of weeks.
+SIM_PAIR = "{split}/{primary}/{backfill}/batch{batch}"
 # The figure names come from the step module that draws them.
 PER_TRACE_FIGURES = tuning_steps.TRACE_FIGURES
 STUDY_FIGURES = tuning_steps.STUDY_FIGURES
 
 
-def simulation_file(trace, split, primary, backfill, threshold, batch):
+def simulation_file(trace, split, primary, backfill, batch):
     """The one place that spells a simulation job's output path."""
-    case = SIM_CASE.format(
-        split=split,
-        primary=primary,
-        backfill=backfill,
-        threshold=threshold,
-        batch=batch,
-    )
+    case = SIM_PAIR.format(split=split, primary=primary, backfill=backfill, batch=batch)
     return f"{TUNING}/{trace}/sims/{case}.parquet"
 
 
@@ -125,24 +120,21 @@ def threshold_seconds(wildcards):
     return PLAN.threshold_seconds(wildcards.threshold)
 
 
-def unthresholded_simulation(wildcards):
-    """The same batch without threshold (its weeks with MaxWait <= Θ need no new simulation),
-    or nothing when Θ is none or "none" is not among the thresholds."""
-    labels = {threshold.label for threshold in PLAN.thresholds}
-    if wildcards.threshold == "none" or "none" not in labels:
-        return []
-    # the whole-log weeks simulate only the figures' cases: reuse a run only when it is one
-    unthresholded = SimulationCase(wildcards.primary, wildcards.backfill, "none")
-    if unthresholded not in PLAN.cases_of(wildcards.split):
-        return []
-    return simulation_file(
-        wildcards.trace,
-        wildcards.split,
-        wildcards.primary,
-        wildcards.backfill,
-        "none",
-        wildcards.batch,
+def pairs_of(split):
+    """The policy pairs simulated on a week source, in the order of their first case."""
+    return list(
+        dict.fromkeys((case.primary, case.backfill) for case in PLAN.cases_of(split))
     )
+
+
+def pair_thresholds(wildcards):
+    """(label, seconds) of every threshold a pair is simulated under on a week source (one
+    job runs them all: they share the run without threshold up to where they differ)."""
+    return [
+        (case.threshold, PLAN.threshold_seconds(case.threshold))
+        for case in PLAN.cases_of(wildcards.split)
+        if (case.primary, case.backfill) == (wildcards.primary, wildcards.backfill)
+    ]
 
 
 def baseline():
@@ -155,20 +147,13 @@ def baseline():
 
 
 def week_simulation_files(trace, splits):
-    """Every weekly simulation file of one trace on the given week sources: the cases of
-    each source (the search space on train and test, the figures' cases on whole) x batches.
-    """
+    """Every weekly simulation file of one trace on the given week sources: the pairs of
+    each source's cases (the search space on train and test, the figures' cases on whole) x
+    batches."""
     return [
-        simulation_file(
-            trace,
-            split,
-            case.primary,
-            case.backfill,
-            case.threshold,
-            batch.index,
-        )
+        simulation_file(trace, split, primary, backfill, batch.index)
         for split in splits
-        for case in PLAN.cases_of(split)
+        for primary, backfill in pairs_of(split)
         for batch in PLAN.batches(split)
     ]
 

@@ -61,28 +61,27 @@ rule resample_weeks:
         )
 
 
-# One job = one (trace, split, primary, backfill, threshold) on one batch of resampled weeks
-# (tuning.weeks_per_job weeks). On a cluster the profile packs many of them per submission
-# through the "simulate" group. A thresholded job reads the same batch simulated without
-# threshold and copies the weeks whose MaxWait there is <= Θ (identical runs, see
-# scheduler.studies.tuning.weeks.simulate_weeks).
+# One job = one (trace, split, primary, backfill) under every threshold of the week source on
+# one batch of resampled weeks (tuning.weeks_per_job weeks): the thresholds share the run
+# without threshold up to the first instant a job has waited longer than Θ
+# (scheduler.sim.sweep). On a cluster the profile packs many of them per submission through the
+# "simulate" group.
 rule simulate_batch:
     input:
         weeks="results/{trace}/weeks/{split}/batch{batch}.parquet",
-        unthresholded=unthresholded_simulation,
         learned=tuning_learned_input,
     output:
-        f"{TUNING}/{{trace}}/sims/{SIM_CASE}.parquet",
+        f"{TUNING}/{{trace}}/sims/{SIM_PAIR}.parquet",
     log:
-        f"logs/tuning/{{trace}}/sims/{SIM_CASE}.log",
+        f"logs/tuning/{{trace}}/sims/{SIM_PAIR}.log",
     benchmark:
-        f"benchmarks/tuning/{{trace}}/sims/{SIM_CASE}.tsv"
+        f"benchmarks/tuning/{{trace}}/sims/{SIM_PAIR}.tsv"
     group:
         "simulate"
     conda:
         "../envs/schedlab.yaml"
     params:
-        threshold_s=threshold_seconds,
+        thresholds=pair_thresholds,
         threshold_backfill=PLAN.threshold_backfill,
         code=step_hash(tuning_steps.simulate_batch),
     run:
@@ -93,10 +92,8 @@ rule simulate_batch:
             split=wildcards.split,
             primary=wildcards.primary,
             backfill=wildcards.backfill,
-            threshold=wildcards.threshold,
-            threshold_s=params.threshold_s,
+            thresholds=params.thresholds,
             threshold_backfill=params.threshold_backfill,
-            unthresholded_path=input.unthresholded,
             log_path=log[0],
         )
 

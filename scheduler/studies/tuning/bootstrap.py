@@ -114,8 +114,12 @@ def bootstrap_replicates(
     if any(b < 0 for b in replicates):
         raise ConfigurationError(f"bootstrap replicate numbers must be >= 0, got {replicates}")
     unique = list(dict.fromkeys(configurations))
-    # the unthresholded runs first: a thresholded run copies their weeks with MaxWait <= Θ
+    # rows: the unthresholded configurations first within a replicate
     unique.sort(key=lambda c: not math.isinf(c.threshold_s))
+    # one simulation per pair covers its thresholds (they share the unthresholded prefix)
+    pairs: dict[tuple[str, str], list[Configuration]] = {}
+    for config in unique:
+        pairs.setdefault((config.primary, config.backfill), []).append(config)
     source_weeks = complete_weeks(jobs, name=f"{trace} {split}", calendar=calendar)
     rows: list[dict[str, object]] = []
     for replicate in replicates:
@@ -127,16 +131,18 @@ def bootstrap_replicates(
             method=method, week_map=week_map, calendar=calendar,
         )  # fmt: skip
         arrays = week_arrays(table, machine_procs, source=f"{trace} {split} bootstrap")
-        unthresholded: dict[tuple[str, str], pl.DataFrame] = {}
-        for config in unique:
+        results: dict[Configuration, pl.DataFrame] = {}
+        for (primary, backfill), members in pairs.items():
             result = simulate_weeks(
-                arrays, machine_procs, primary=config.primary, backfill=config.backfill,
-                threshold=config.threshold, threshold_s=config.threshold_s, trace=trace,
-                split=split, unthresholded=unthresholded.get((config.primary, config.backfill)),
-                threshold_backfill=threshold_backfill,
+                arrays, machine_procs, primary=primary, backfill=backfill,
+                thresholds=[(c.threshold, c.threshold_s) for c in members], trace=trace,
+                split=split, threshold_backfill=threshold_backfill,
             )  # fmt: skip
-            if math.isinf(config.threshold_s):
-                unthresholded[(config.primary, config.backfill)] = result
+            n_weeks = result.height // len(members)  # threshold-major: one block per member
+            for i, config in enumerate(members):
+                results[config] = result.slice(i * n_weeks, n_weeks)
+        for config in unique:
+            result = results[config]
             max_wait = result["max_wait_s"].to_numpy()
             rows.append({
                 "trace": trace, "split": split, "replicate": int(replicate),

@@ -18,14 +18,10 @@ from scheduler.core.provenance import (
     write_markdown,
     write_parquet,
 )
-from scheduler.core.steps import flat_record, optional_path, read_table, rule_log
+from scheduler.core.steps import flat_record, read_table, rule_log
 from scheduler.sim.arrays import kernel_arrays
 from scheduler.studies.tuning.schema import Baseline
-from scheduler.studies.tuning.weeks import (
-    WEEKLY_COLUMNS,
-    simulate_weeks,
-    weeks_to_copy,
-)
+from scheduler.studies.tuning.weeks import WEEKLY_COLUMNS, simulate_weeks
 
 __all__ = [
     "STUDY_FIGURES",
@@ -50,38 +46,28 @@ def simulate_batch(
     split: str,
     primary: str,
     backfill: str,
-    threshold: str,
-    threshold_s: float,
-    unthresholded_path: str | Sequence[str] | None = None,
+    thresholds: Sequence[tuple[str, float]],
     threshold_backfill: bool = False,
     log_path: str | None = None,
 ) -> None:
-    """Simulate one (primary, backfill, Θ) on every week of a batch; write weekly figures.
-
-    ``unthresholded_path``: the same batch simulated without threshold; its weeks whose MaxWait
-    is <= Θ are copied instead of simulated (exactly equal, see
-    :func:`scheduler.studies.tuning.weeks.simulate_weeks`). An empty list means none.
-    """
+    """Simulate one (primary, backfill) under every threshold Θ of ``thresholds`` ((label,
+    seconds) pairs) on every week of a batch; write the weekly figures, one row per (Θ, week)
+    (:func:`scheduler.studies.tuning.weeks.simulate_weeks`)."""
     with rule_log(log_path) as log:
         started = time.perf_counter()
         weeks, procs = kernel_arrays("weeks", weeks_path)
-        unthresholded_path = optional_path(unthresholded_path)
-        unthresholded = None if unthresholded_path is None else read_table(unthresholded_path)
         table = simulate_weeks(
-            weeks, procs, primary=primary, backfill=backfill, threshold=threshold,
-            threshold_s=threshold_s, trace=trace, split=split, unthresholded=unthresholded,
-            threshold_backfill=threshold_backfill,
+            weeks, procs, primary=primary, backfill=backfill, thresholds=thresholds,
+            trace=trace, split=split, threshold_backfill=threshold_backfill,
         )  # fmt: skip
-        reused = 0
-        if unthresholded is not None:
-            reused = int(weeks_to_copy(unthresholded["max_wait_s"].to_numpy(), threshold_s).sum())
+        labels = [label for label, _ in thresholds]
         config = {"trace": trace, "split": split, "primary": primary, "backfill": backfill,
-                  "threshold": threshold, "weeks_file": os.fspath(weeks_path),
+                  "thresholds": labels, "weeks_file": os.fspath(weeks_path),
                   "threshold_backfill": threshold_backfill}  # fmt: skip
         write_parquet(table, out_path, provenance(config, step="simulate"))
         elapsed_s = time.perf_counter() - started
-        log(f"{trace} {split} EASY-{primary}-{backfill} Θ={threshold}: {table.height} weeks "
-            f"({reused} copied from Θ=none), {int(table['jobs'].sum()):,} jobs, "
+        log(f"{trace} {split} EASY-{primary}-{backfill} Θ in {labels}: "
+            f"{table.height // len(labels)} weeks, {int(table['jobs'].sum()):,} jobs, "
             f"{elapsed_s:.2f} s")  # fmt: skip
 
 
@@ -103,7 +89,9 @@ def collect_weekly(
     baseline: Mapping[str, str],
     log_path: str | None = None,
 ) -> None:
-    """Gather a trace's simulated weeks into one table with values relative to the baseline."""
+    """Gather a trace's simulated weeks into one table with values relative to the baseline
+    (rows sorted by case and week: :func:`~scheduler.studies.tuning.stats.add_relative_columns`,
+    whatever the files' order)."""
     from scheduler.studies.tuning.stats import add_relative_columns
 
     with rule_log(log_path) as log:

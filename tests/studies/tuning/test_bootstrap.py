@@ -196,7 +196,7 @@ def test_replicates_are_the_simulated_means_of_their_resampled_weeks(small_log):
     arrays = week_arrays(weeks, 16)
     for config in CONFIGS[:3]:
         alone = simulate_weeks(arrays, 16, primary=config.primary, backfill=config.backfill,
-                               threshold=config.threshold, threshold_s=config.threshold_s,
+                               thresholds=[(config.threshold, config.threshold_s)],
                                trace="t", split="test")  # fmt: skip
         row = table.filter(
             (pl.col("replicate") == 2) & (pl.col("primary") == config.primary)

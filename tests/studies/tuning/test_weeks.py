@@ -38,16 +38,16 @@ def arrays(weeks):
     return week_arrays(weeks, MACHINE, source="batch.parquet")
 
 
-def run(arrays, primary, backfill, threshold):
+def run(arrays, primary, backfill, *thresholds, threshold_backfill=False):
     return simulate_weeks(
         arrays,
         MACHINE,
         primary=primary,
         backfill=backfill,
-        threshold=threshold,
-        threshold_s=parse_duration(threshold),
+        thresholds=[(label, parse_duration(label)) for label in thresholds],
         trace="KTH-SP2",
         split="train",
+        threshold_backfill=threshold_backfill,
     )
 
 
@@ -163,42 +163,27 @@ def test_week_arrays_empty_table(weeks):
 def test_unknown_policy(arrays, primary, backfill):
     with pytest.raises(ConfigurationError, match="unknown policy"):
         simulate_weeks(
-            arrays,
-            MACHINE,
-            primary=primary,
-            backfill=backfill,
-            threshold="none",
-            threshold_s=math.inf,
-            trace="t",
-            split="train",
-        )
-
-
-def test_nan_threshold_refused(arrays):
-    with pytest.raises(ConfigurationError, match="threshold"):
-        simulate_weeks(
-            arrays, MACHINE, primary="FCFS", backfill="FCFS", threshold="x",
-            threshold_s=math.nan, trace="t", split="train",
+            arrays, MACHINE, primary=primary, backfill=backfill, thresholds=[("none", math.inf)],
+            trace="t", split="train",
         )  # fmt: skip
 
 
-def test_negative_infinite_threshold_refused(arrays):
-    with pytest.raises(ConfigurationError, match="threshold"):
+@pytest.mark.parametrize("value", [math.nan, -math.inf, -1.0])
+def test_bad_threshold_refused(arrays, value):
+    with pytest.raises(ConfigurationError, match="threshold x"):
         simulate_weeks(
-            arrays, MACHINE, primary="FCFS", backfill="FCFS", threshold="x",
-            threshold_s=-math.inf, trace="t", split="train",
+            arrays, MACHINE, primary="FCFS", backfill="FCFS",
+            thresholds=[("none", math.inf), ("x", value)], trace="t", split="train",
         )  # fmt: skip
 
 
-def test_negative_threshold_refused(arrays):
-    with pytest.raises(ConfigurationError, match="threshold"):
-        simulate_weeks(
-            arrays, MACHINE, primary="FCFS", backfill="FCFS", threshold="x",
-            threshold_s=-1.0, trace="t", split="train",
-        )  # fmt: skip
+def test_no_threshold_refused(arrays):
+    with pytest.raises(ConfigurationError, match="no threshold"):
+        simulate_weeks(arrays, MACHINE, primary="FCFS", backfill="FCFS", thresholds=[],
+                       trace="t", split="train")  # fmt: skip
 
 
-# -- the exact shortcut: weeks whose MaxWait without threshold is <= Θ are copied ----------------
+# -- several thresholds in one call share the run without threshold (scheduler.sim.sweep) ------
 
 
 @pytest.fixture(scope="module")
@@ -209,28 +194,47 @@ def many_arrays(kth_path):
     return week_arrays(weeks, MACHINE)
 
 
+def plain_waits(arrays, primary, backfill, threshold, threshold_backfill=False):
+    """(AvgWait, MaxWait) per week from one plain scheduler.simulate_arrays call per week."""
+    figures = []
+    for k in range(arrays.week_index.size):
+        lo, hi = arrays.bounds[k], arrays.bounds[k + 1]
+        start = scheduler.simulate_arrays(
+            arrays.submit_s[lo:hi], arrays.procs[lo:hi], arrays.run_s[lo:hi],
+            arrays.estimate_s[lo:hi], MACHINE, primary=primary, backfill=backfill,
+            threshold_s=parse_duration(threshold), threshold_backfill=threshold_backfill,
+            job_id=arrays.job_id[lo:hi],
+        )  # fmt: skip
+        wait = start - arrays.submit_s[lo:hi]
+        figures.append((float(wait.mean()), float(wait.max())))
+    return figures
+
+
+SWEEP = ("5h", "none", "30m", "80h", "20h")
+
+
+@pytest.mark.parametrize("threshold_backfill", [False, True])
 @pytest.mark.parametrize("pair", [("FCFS", "FCFS"), ("LCFS", "SPF"), ("LEXP", "LQF")])
-@pytest.mark.parametrize("threshold", ["30m", "5h", "20h", "80h"])
-def test_copying_unthresholded_weeks_equals_simulating_them(many_arrays, pair, threshold):
+def test_thresholds_in_one_call_equal_separate_runs(many_arrays, pair, threshold_backfill):
     primary, backfill = pair
-    unthresholded = run(many_arrays, primary, backfill, "none")
-    direct = run(many_arrays, primary, backfill, threshold)
-    shortcut = simulate_weeks(
-        many_arrays, MACHINE, primary=primary, backfill=backfill, threshold=threshold,
-        threshold_s=parse_duration(threshold), trace="KTH-SP2", split="train",
-        unthresholded=unthresholded,
-    )  # fmt: skip
-    assert shortcut.equals(direct)
-    copied = (unthresholded["max_wait_s"] <= parse_duration(threshold)).sum()
-    # the comparison is meaningful: weeks were copied at a large Θ, simulated at a small one
-    if threshold == "80h":
-        assert copied > 0
-    if threshold == "30m":
-        assert copied < unthresholded.height
+    table = run(many_arrays, primary, backfill, *SWEEP, threshold_backfill=threshold_backfill)
+    n = many_arrays.week_index.size
+    assert table.height == len(SWEEP) * n
+    assert table["threshold"].to_list() == [label for label in SWEEP for _ in range(n)]
+    assert table["week_index"].to_list() == many_arrays.week_index.tolist() * len(SWEEP)
+    for i, label in enumerate(SWEEP):
+        block = table.slice(i * n, n)
+        want = plain_waits(many_arrays, primary, backfill, label, threshold_backfill)
+        got = list(zip(block["avg_wait_s"].to_list(), block["max_wait_s"].to_list(), strict=True))
+        assert got == want, label
+        # and the same as asking for that threshold alone
+        assert block.equals(run(many_arrays, primary, backfill, label,
+                                threshold_backfill=threshold_backfill))  # fmt: skip
 
 
 def test_threshold_changes_weeks_whose_max_wait_exceeds_it(many_arrays):
-    """The shortcut's premise is sharp: weeks with MaxWait > Θ do change under Θ."""
+    """The comparison above is meaningful: weeks with MaxWait > Θ do change under Θ, the
+    others cannot (no job is ever overdue)."""
     unthresholded = run(many_arrays, "LCFS", "FCFS", "none")
     thresholded = run(many_arrays, "LCFS", "FCFS", "5h")
     over = unthresholded["max_wait_s"].to_numpy() > 5 * 3600
@@ -239,45 +243,7 @@ def test_threshold_changes_weeks_whose_max_wait_exceeds_it(many_arrays):
     assert changed[~over].sum() == 0 and changed[over].any()
 
 
-def test_unthresholded_table_must_match(many_arrays):
-    other_pair = run(many_arrays, "SPF", "FCFS", "none")
-    with pytest.raises(ConfigurationError, match="without threshold"):
-        simulate_weeks(
-            many_arrays, MACHINE, primary="FCFS", backfill="FCFS", threshold="5h",
-            threshold_s=18000.0, trace="KTH-SP2", split="train", unthresholded=other_pair,
-        )  # fmt: skip
-    fewer_weeks = run(many_arrays, "FCFS", "FCFS", "none").head(10)
-    with pytest.raises(ConfigurationError, match="same weeks"):
-        simulate_weeks(
-            many_arrays, MACHINE, primary="FCFS", backfill="FCFS", threshold="5h",
-            threshold_s=18000.0, trace="KTH-SP2", split="train", unthresholded=fewer_weeks,
-        )  # fmt: skip
-
-
-@pytest.mark.parametrize("threshold", ["5h", "20h"])
-def test_thresholded_backfill_order_is_passed_and_keeps_the_copy_shortcut(many_arrays, threshold):
-    primary, backfill = "LCFS", "SPF"
-
-    def weeks_with(order: bool, unthresholded=None):
-        return simulate_weeks(
-            many_arrays, MACHINE, primary=primary, backfill=backfill, threshold=threshold,
-            threshold_s=parse_duration(threshold), trace="KTH-SP2", split="train",
-            unthresholded=unthresholded, threshold_backfill=order,
-        )  # fmt: skip
-
-    plain, ordered = weeks_with(False), weeks_with(True)
-    assert not plain.equals(ordered)  # the option reaches the kernel
-    # the copied weeks have no overdue job, so the order of overdue candidates cannot matter
-    unthresholded = run(many_arrays, primary, backfill, "none")
-    assert weeks_with(True, unthresholded).equals(ordered)
-    # and a week equals scheduler.simulate with the option
-    arrays_week = 0
-    lo, hi = many_arrays.bounds[arrays_week], many_arrays.bounds[arrays_week + 1]
-    start = scheduler.simulate_arrays(
-        many_arrays.submit_s[lo:hi], many_arrays.procs[lo:hi], many_arrays.run_s[lo:hi],
-        many_arrays.estimate_s[lo:hi], MACHINE, primary=primary, backfill=backfill,
-        threshold_s=parse_duration(threshold), threshold_backfill=True,
-        job_id=many_arrays.job_id[lo:hi],
-    )  # fmt: skip
-    wait = start - many_arrays.submit_s[lo:hi]
-    assert ordered["avg_wait_s"][0] == pytest.approx(float(wait.mean()), rel=1e-12)
+def test_thresholded_backfill_order_reaches_the_kernel(many_arrays):
+    plain = run(many_arrays, "LCFS", "SPF", "5h", "20h")
+    ordered = run(many_arrays, "LCFS", "SPF", "5h", "20h", threshold_backfill=True)
+    assert not plain.equals(ordered)
