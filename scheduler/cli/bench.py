@@ -28,7 +28,7 @@ from scheduler.core.constants import WEEK_S
 from scheduler.core.version import __version__
 from scheduler.policies import STUDY_POLICIES
 from scheduler.sim.api import simulate
-from scheduler.sim.arrays import trace_arrays
+from scheduler.sim.arrays import trace_arrays, week_arrays
 from scheduler.sim.engine import Simulation, simulate_arrays
 from scheduler.sim.memory import MemoryConfig, memory_jobs, simulate_memory
 from scheduler.sim.metrics import job_metric_columns
@@ -116,14 +116,18 @@ def add_commands(commands: Any) -> None:
         help="the KTH-SP2 log (default: the bundled copy)",
     )  # fmt: skip
     command.add_argument(
-        "--only", choices=("trials", "redirection", "memory", "threshold-backfill"),
+        "--only",
+        choices=("trials", "redirection", "memory", "threshold-backfill", "threshold-sweep"),
         default=None,
         help="run one group of figures only: trials (the learned-priority study's trials, "
         "on Lublin-256.swf.gz in --traces-dir), redirection (the redirection variant beside "
         "plain EASY on CEA-Curie's most loaded week), memory (the memory-aware variant on "
         "the whole LANL-CM5.swf.gz) or threshold-backfill (EASY(P, P, 40 h) of the 12 online "
         "policies with the plain and the thresholded backfill order on the whole filtered logs "
-        "of the full online study; not in the default run)",
+        "of the full online study; not in the default run) or threshold-sweep (the "
+        "queue-tuning study's thresholds of a pair run separately, with the MaxWait copy, and "
+        "sharing the unthresholded prefix, on resampled KTH-SP2 and CEA-Curie weeks; not in "
+        "the default run)",
     )  # fmt: skip
     add_json_argument(command)
 
@@ -718,6 +722,83 @@ def format_threshold_backfill_figures(figures: dict[str, Any]) -> list[str]:
     return lines
 
 
+#: The thresholds of the queue-tuning study (config/full.yaml), in hours; 0 is none.
+SWEEP_THRESHOLD_H = (0, 5, 10, 20, 40, 80)
+
+
+def threshold_sweep_figures(
+    traces_dir: Path, kth_path: Path, *, weeks: int = 20, seed: int = 1
+) -> dict[str, object]:
+    """The queue-tuning study's week simulations of one pair under its six thresholds, three
+    ways, timed side by side week by week: every threshold run separately; separately but
+    copying the unthresholded run for weeks whose MaxWait is <= Θ (the study before issue
+    #17); and :func:`scheduler.sim.sweep.simulate_thresholds` (the study now). ``weeks`` weeks
+    are resampled from the training half of KTH-SP2 (``kth_path``) and of CEA-Curie (in
+    ``traces_dir``) as the study does; each of the 12 study policies is the pair (P, P). The
+    three ways' start times are checked equal. Returns per log the jobs per week and the
+    seconds of each way."""
+    from scheduler.sim.sweep import simulate_thresholds
+    from scheduler.traces.resample import resample_weeks, split_at_midpoint
+
+    thresholds = [h * 3600.0 if h else np.inf for h in SWEEP_THRESHOLD_H]
+    out: dict[str, object] = {"thresholds_h": list(SWEEP_THRESHOLD_H), "weeks": weeks}
+    logs: dict[str, object] = {}
+    for name, path in (("KTH-SP2", kth_path), ("CEA-Curie", traces_dir / "CEA-Curie.swf.gz")):
+        if not path.is_file():
+            out.setdefault("skipped", []).append(str(path))  # type: ignore[union-attr]
+            continue
+        trace = strong_filter(read_swf(path, machine_procs=LOG_MACHINE_PROCS.get(name)))[0]
+        train = split_at_midpoint(trace.jobs, name=name)["train"]
+        table = resample_weeks(train, range(weeks), seed=seed, trace=name, split="train")
+        arrays = week_arrays(table, trace.machine_procs, source=name)
+        m = trace.machine_procs
+        seconds = {"separate": 0.0, "copy": 0.0, "sweep": 0.0}
+        for policy in STUDY_POLICIES:
+            for k in range(arrays.week_index.size):
+                lo, hi = arrays.bounds[k], arrays.bounds[k + 1]
+                week = (arrays.submit_s[lo:hi], arrays.procs[lo:hi], arrays.run_s[lo:hi],
+                        arrays.estimate_s[lo:hi], m)  # fmt: skip
+                options = {"primary": policy, "backfill": policy, "job_id": arrays.job_id[lo:hi],
+                           "validate": False}  # fmt: skip
+                started = time.perf_counter()
+                separate = [simulate_arrays(*week, threshold_s=t, **options) for t in thresholds]
+                seconds["separate"] += time.perf_counter() - started
+                started = time.perf_counter()
+                base = simulate_arrays(*week, **options)
+                max_wait = float((base - week[0]).max())
+                copied = [base if np.isinf(t) or max_wait <= t
+                          else simulate_arrays(*week, threshold_s=t, **options)
+                          for t in thresholds]  # fmt: skip
+                seconds["copy"] += time.perf_counter() - started
+                started = time.perf_counter()
+                swept = simulate_thresholds(*week, thresholds, **options)
+                seconds["sweep"] += time.perf_counter() - started
+                for a, b, c in zip(separate, copied, swept, strict=True):
+                    if not (np.array_equal(a, b) and np.array_equal(a, c)):
+                        raise AssertionError(f"{name} {policy} week {k}: the three ways differ")
+        logs[name] = {"jobs_per_week": float(arrays.bounds[-1]) / arrays.week_index.size, **seconds}
+    out["logs"] = logs
+    return out
+
+
+def format_threshold_sweep_figures(figures: dict[str, Any]) -> list[str]:
+    """Lines of :func:`threshold_sweep_figures`: seconds of each way and the ratios."""
+    lines = [
+        f"queue-tuning weeks, 12 pairs (P, P) x Θ in {figures['thresholds_h']} h (0: none), "
+        f"{figures['weeks']} resampled training weeks per log, same results checked:"
+    ]
+    for name, log in figures["logs"].items():
+        lines.append(
+            f"  {name} ({log['jobs_per_week']:.0f} jobs/week): separate {log['separate']:.2f} s, "
+            f"MaxWait copy {log['copy']:.2f} s, shared prefix {log['sweep']:.2f} s; "
+            f"shared / copy = {log['sweep'] / log['copy']:.2f}, "
+            f"shared / separate = {log['sweep'] / log['separate']:.2f}"
+        )
+    for path in figures.get("skipped", []):
+        lines.append(f"  skipped (not found): {path}")
+    return lines
+
+
 def _trials_part(traces_dir: Path) -> dict[str, object]:
     lublin = traces_dir / "Lublin-256.swf.gz"
     if not lublin.is_file():
@@ -740,6 +821,8 @@ def format_figures(figures: dict[str, object]) -> str:
     if "kth_jobs" not in figures:  # --only trials / redirection / memory / threshold-backfill
         if "threshold_backfill" in figures:
             part = format_threshold_backfill_figures(figures["threshold_backfill"])  # type: ignore[arg-type]
+        elif "threshold_sweep" in figures:
+            part = format_threshold_sweep_figures(figures["threshold_sweep"])  # type: ignore[arg-type]
         elif any(key.startswith("trials") for key in figures):
             part = _trials_lines(figures)
         elif any(key.startswith("memory") for key in figures):
@@ -807,6 +890,8 @@ def main_bench(traces_dir: Path, kth_path: Path, as_json: bool, only: str | None
         figures = {**_header(), **_memory_part(traces_dir)}
     elif only == "threshold-backfill":
         figures = {**_header(), "threshold_backfill": threshold_backfill_figures(traces_dir)}
+    elif only == "threshold-sweep":
+        figures = {**_header(), "threshold_sweep": threshold_sweep_figures(traces_dir, kth_path)}
     else:
         figures = run_benchmarks(traces_dir, kth_path)
     print(json.dumps(figures, indent=2) if as_json else format_figures(figures))

@@ -12,12 +12,14 @@ from scheduler.cli.bench import (
     format_memory_figures,
     format_redirection_figures,
     format_threshold_backfill_figures,
+    format_threshold_sweep_figures,
     format_trial_figures,
     main_bench,
     memory_figures,
     most_loaded_week,
     redirection_figures,
     threshold_backfill_figures,
+    threshold_sweep_figures,
     trial_figures,
     window_tuples,
 )
@@ -185,3 +187,20 @@ def test_threshold_backfill_figures_on_the_bundled_slice(
                       only="threshold-backfill") == 0  # fmt: skip
     out = capsys.readouterr().out
     assert out.count("skipped (not found)") == 7
+
+
+def test_threshold_sweep_figures_on_bundled_kth(tmp_path: Path) -> None:
+    """The three ways of simulating a pair's thresholds are timed (their results are checked
+    equal inside, which raises otherwise); a missing CEA-Curie is listed as skipped."""
+    assert build_parser().parse_args(["bench", "--only", "threshold-sweep"]).only == (
+        "threshold-sweep"
+    )
+    figures = threshold_sweep_figures(tmp_path, REPO_ROOT / "resources" / "KTH-SP2.swf.gz",
+                                      weeks=2)  # fmt: skip
+    log = figures["logs"]["KTH-SP2"]
+    assert log["jobs_per_week"] > 100
+    assert all(log[way] > 0 for way in ("separate", "copy", "sweep"))
+    assert figures["skipped"] == [str(tmp_path / "CEA-Curie.swf.gz")]
+    lines = format_threshold_sweep_figures(figures)
+    assert lines[1].startswith("  KTH-SP2 (") and "shared / copy = " in lines[1]
+    assert lines[-1].startswith("  skipped (not found)")
