@@ -117,7 +117,9 @@ def add_commands(commands: Any) -> None:
     )  # fmt: skip
     command.add_argument(
         "--only",
-        choices=("trials", "redirection", "memory", "threshold-backfill", "threshold-sweep"),
+        choices=(
+            "trials", "redirection", "memory", "threshold-backfill", "threshold-sweep", "online"
+        ),
         default=None,
         help="run one group of figures only: trials (the learned-priority study's trials, "
         "on Lublin-256.swf.gz in --traces-dir), redirection (the redirection variant beside "
@@ -127,7 +129,8 @@ def add_commands(commands: Any) -> None:
         "of the full online study; not in the default run) or threshold-sweep (the "
         "queue-tuning study's thresholds of a pair run separately, with the MaxWait copy, and "
         "sharing the unthresholded prefix, on resampled KTH-SP2 and CEA-Curie weeks; not in "
-        "the default run)",
+        "the default run) or online (an online study's switching runs against fixed FCFS on "
+        "one SDSC-BLUE two-year replica; not in the default run)",
     )  # fmt: skip
     add_json_argument(command)
 
@@ -799,6 +802,54 @@ def format_threshold_sweep_figures(figures: dict[str, Any]) -> list[str]:
     return lines
 
 
+#: The online study's selectors timed by ``--only online`` (Δ = 1 day), against fixed FCFS.
+ONLINE_BENCH_SPECS = ("fixed:FCFS", "random", "bandit(eps=0.1)", "ucb", "fixed:LEXP")
+
+
+def online_switching_figures(
+    traces_dir: Path, *, log: str = "SDSC-BLUE", replica: int = 0, seed: int = 1, repeat: int = 3
+) -> dict[str, object]:
+    """One two-year replica of ``log`` (built as the online study builds its long traces,
+    weeks cut from the first submission), run live with Δ = 1 day (periods from the first
+    submission) by each selector of :data:`ONLINE_BENCH_SPECS` over the 12 study policies
+    (Θ = 40 h, thresholded backfill order), the selectors' random draws seeded alike. Returns
+    the jobs and, per selector, the best of ``repeat`` wall times (s) of ``run_online``, the
+    selectors interleaved round by round so that they share the machine's state."""
+    from scheduler.studies.online.live import run_online
+    from scheduler.studies.online.long_traces import long_trace
+    from scheduler.studies.online.selectors import make_selector
+
+    path = traces_dir / f"{log}.swf.gz"
+    if not path.is_file():
+        return {"skipped": str(path)}
+    trace = strong_filter(read_swf(path, machine_procs=LOG_MACHINE_PROCS.get(log)))[0]
+    arrays = trace_arrays(long_trace(trace.jobs, replica, seed=seed, trace=log),
+                          trace.machine_procs, source=log)  # fmt: skip
+    times: dict[str, list[float]] = {spec: [] for spec in ONLINE_BENCH_SPECS}
+    for _ in range(repeat + 1):  # the first round warms the kernel and the caches up
+        for spec in ONLINE_BENCH_SPECS:
+            selector = make_selector(spec, STUDY_POLICIES, rng=np.random.default_rng(seed))
+            started = time.perf_counter()
+            run_online(arrays, trace.machine_procs, selector, period_s=86400.0,
+                       threshold_s=ONLINE_THRESHOLD_S, period_origin_s=None)  # fmt: skip
+            times[spec].append(time.perf_counter() - started)
+    return {"log": log, "jobs": arrays.jobs,
+            "seconds": {spec: min(t[1:]) for spec, t in times.items()}}  # fmt: skip
+
+
+def format_online_switching_figures(figures: dict[str, Any]) -> list[str]:
+    """Lines of :func:`online_switching_figures`: seconds and ratios to fixed FCFS."""
+    if "skipped" in figures:
+        return [f"online switching runs skipped (not found): {figures['skipped']}"]
+    seconds = figures["seconds"]
+    base = seconds["fixed:FCFS"]
+    lines = [f"online runs, {figures['log']} two-year replica ({figures['jobs']:,} jobs), "
+             "Δ = 1 day, best of the rounds; ratio to fixed FCFS (target <= 1.3):"]  # fmt: skip
+    for spec, value in seconds.items():
+        lines.append(f"  {spec:16s} {value:.3f} s  {value / base:.2f}x")
+    return lines
+
+
 def _trials_part(traces_dir: Path) -> dict[str, object]:
     lublin = traces_dir / "Lublin-256.swf.gz"
     if not lublin.is_file():
@@ -821,6 +872,8 @@ def format_figures(figures: dict[str, object]) -> str:
     if "kth_jobs" not in figures:  # --only trials / redirection / memory / threshold-backfill
         if "threshold_backfill" in figures:
             part = format_threshold_backfill_figures(figures["threshold_backfill"])  # type: ignore[arg-type]
+        elif "online" in figures:
+            part = format_online_switching_figures(figures["online"])  # type: ignore[arg-type]
         elif "threshold_sweep" in figures:
             part = format_threshold_sweep_figures(figures["threshold_sweep"])  # type: ignore[arg-type]
         elif any(key.startswith("trials") for key in figures):
@@ -890,6 +943,8 @@ def main_bench(traces_dir: Path, kth_path: Path, as_json: bool, only: str | None
         figures = {**_header(), **_memory_part(traces_dir)}
     elif only == "threshold-backfill":
         figures = {**_header(), "threshold_backfill": threshold_backfill_figures(traces_dir)}
+    elif only == "online":
+        figures = {**_header(), "online": online_switching_figures(traces_dir)}
     elif only == "threshold-sweep":
         figures = {**_header(), "threshold_sweep": threshold_sweep_figures(traces_dir, kth_path)}
     else:

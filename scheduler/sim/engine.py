@@ -154,8 +154,9 @@ class Simulation:
             estimate_s=jobs[kernel.EST],
             first_submit_s=float(jobs[kernel.SUBMIT, 0]) if n else 0.0,
         )
-        self._keys = np.empty((4, n), dtype=np.float64)
+        self._keys = np.empty((4, 0), dtype=np.float64)  # the current pair's, see _set_policies
         self._key_cache: dict[str, PriorityKey] = {}
+        self._pair_keys: dict[tuple[str, str | None], tuple[np.ndarray, tuple[bool, bool]]] = {}
         self._static = (True, True)
         self._policies: tuple[str | None, str | None] = (None, None)
         self.istate, self.iwork, self.fwork = kernel.new_state(jobs, self.machine_procs)
@@ -170,17 +171,25 @@ class Simulation:
         return key
 
     def _set_policies(self, primary: str, backfill: str | None) -> None:
+        """Point the kernel's key rows at the pair's: a (4, n) array built once per (primary,
+        backfill) and never written after, so switching back and forth (an online run switches
+        hundreds of times) copies nothing."""
         if self._policies == (primary, backfill):
             return
-        key = self._key(primary)
-        self._keys[kernel.P_BASE], self._keys[kernel.P_DIV] = key.base, key.divisor
-        p_static = key.is_static
-        b_static = False
-        if backfill is not None:
-            key = self._key(backfill)
-            self._keys[kernel.B_BASE], self._keys[kernel.B_DIV] = key.base, key.divisor
-            b_static = key.is_static
-        self._static = (p_static, b_static)
+        entry = self._pair_keys.get((primary, backfill))
+        if entry is None:
+            keys = np.empty((4, self.jobs.shape[1]), dtype=np.float64)
+            key = self._key(primary)
+            keys[kernel.P_BASE], keys[kernel.P_DIV] = key.base, key.divisor
+            p_static = key.is_static
+            b_static = False
+            if backfill is not None:
+                key = self._key(backfill)
+                keys[kernel.B_BASE], keys[kernel.B_DIV] = key.base, key.divisor
+                b_static = key.is_static
+            entry = (keys, (p_static, b_static))
+            self._pair_keys[(primary, backfill)] = entry
+        self._keys, self._static = entry
         self._policies = (primary, backfill)
 
     def run(
@@ -236,8 +245,8 @@ class Simulation:
         """An independent copy of this simulation in its current state (the job arrays and
         the priority keys computed so far are shared: nothing writes them)."""
         twin = copy.copy(self)
-        twin._keys = self._keys.copy()
         twin._key_cache = dict(self._key_cache)
+        twin._pair_keys = dict(self._pair_keys)
         twin.istate, twin.iwork = self.istate.copy(), self.iwork.copy()
         twin.fwork = self.fwork.copy()
         return twin

@@ -10,6 +10,7 @@ import pytest
 from scheduler.cli.bench import (
     MEMORY_RUNS,
     format_memory_figures,
+    format_online_switching_figures,
     format_redirection_figures,
     format_threshold_backfill_figures,
     format_threshold_sweep_figures,
@@ -17,6 +18,7 @@ from scheduler.cli.bench import (
     main_bench,
     memory_figures,
     most_loaded_week,
+    online_switching_figures,
     redirection_figures,
     threshold_backfill_figures,
     threshold_sweep_figures,
@@ -204,3 +206,15 @@ def test_threshold_sweep_figures_on_bundled_kth(tmp_path: Path) -> None:
     lines = format_threshold_sweep_figures(figures)
     assert lines[1].startswith("  KTH-SP2 (") and "shared / copy = " in lines[1]
     assert lines[-1].startswith("  skipped (not found)")
+
+
+def test_online_switching_figures_on_bundled_kth(tmp_path: Path) -> None:
+    assert build_parser().parse_args(["bench", "--only", "online"]).only == "online"
+    figures = online_switching_figures(REPO_ROOT / "resources", log="KTH-SP2", repeat=1)
+    assert figures["jobs"] > 10_000
+    assert set(figures["seconds"]) >= {"fixed:FCFS", "random", "ucb"}
+    assert all(value > 0 for value in figures["seconds"].values())
+    lines = format_online_switching_figures(figures)
+    assert "ratio to fixed FCFS" in lines[0] and lines[1].strip().endswith("1.00x")
+    missing = online_switching_figures(tmp_path)
+    assert format_online_switching_figures(missing)[0].startswith("online switching runs skipped")
