@@ -338,6 +338,11 @@ def test_adding_a_threshold_reruns_only_affected_simulations(study: Path, tmp_pa
     project = copy_with(study, tmp_path, thresholds=["none", "20h", "40h"])
     jobs = planned_jobs(project)
     assert jobs.pop("simulate_batch") == 2 * 4 * 2
+    # the same plan when a failed run deleted those simulations' outputs (the collection's
+    # params name every case, so it is out of date, not only the simulations' params)
+    for path in (project / "results/tuning/KTH-slice/sims").glob("t*/*/*/*.parquet"):
+        path.unlink()
+    assert planned_jobs(project)["simulate_batch"] == 2 * 4 * 2
     assert "filter_trace" not in jobs and "resample_weeks" not in jobs
     assert "online_run" not in jobs and "online_tables" not in jobs
     assert {"collect_weekly", "summarize_trace", "tuning_protocol"} <= set(jobs)

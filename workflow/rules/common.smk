@@ -137,6 +137,18 @@ def pair_thresholds(wildcards):
     ]
 
 
+def weekly_cases(splits):
+    """(split, primary, backfill, threshold) of every case of the week sources: a param of
+    the collecting rules, so that a new threshold (which changes no file name: a pair's job
+    holds all its thresholds) makes them, and through them the simulations, out of date even
+    after a failed run deleted the simulations' outputs."""
+    return [
+        [split, case.primary, case.backfill, case.threshold]
+        for split in splits
+        for case in PLAN.cases_of(split)
+    ]
+
+
 def baseline():
     base = PLAN.baseline
     return {

@@ -98,6 +98,9 @@ rule simulate_batch:
         )
 
 
+# params.cases lists every (split, pair, threshold): a new threshold changes no file name (a
+# pair's job holds all its thresholds), so this param is what makes the collection, and
+# through it the simulations, out of date, also after a failed run deleted their outputs.
 rule collect_weekly:
     input:
         simulation_files,
@@ -112,6 +115,7 @@ rule collect_weekly:
         "../envs/schedlab.yaml"
     params:
         baseline=baseline(),
+        cases=weekly_cases(PLAN.splits),
         code=step_hash(tuning_steps.collect_weekly),
     run:
         tuning_steps.collect_weekly(
@@ -137,6 +141,7 @@ rule collect_whole_weekly:
         "../envs/schedlab.yaml"
     params:
         baseline=baseline(),
+        cases=weekly_cases(["whole"]),
         code=step_hash(tuning_steps.collect_weekly),
     run:
         tuning_steps.collect_weekly(
