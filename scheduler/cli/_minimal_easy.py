@@ -49,6 +49,26 @@ def _start(j, now, procs, run, est, jid, start, end, eend, heap, hlen, running, 
 
 
 @jit
+def _revise(now, est, req, start, eend, jid, running, rlen):
+    """Step 3's revision of outlived estimates (outlive="requested"), done whenever a job waits
+    after step 2; outlived jobs lead the running list."""
+    k_out = 0
+    while k_out < rlen and eend[running[k_out]] <= now:
+        k_out += 1
+    for p in range(k_out - 1, -1, -1):
+        k = running[p]
+        est[k] = req[k]
+        eend[k] = start[k] + est[k]
+        if eend[k] <= now:
+            eend[k] = now + 1.0
+        i = p
+        while i + 1 < rlen and _before(running[i + 1], k, eend, jid):
+            running[i] = running[i + 1]
+            i += 1
+        running[i] = k
+
+
+@jit
 def _easy_fcfs(submit, procs, run, est, req, jid, machine_procs):
     """Start times (s) of jobs in (submit, job number) order; ``procs`` is int64."""
     n = submit.shape[0]
@@ -92,14 +112,15 @@ def _easy_fcfs(submit, procs, run, est, req, jid, machine_procs):
             queue[qe] = nxt
             qe += 1
             nxt += 1
-        # one pass; like the engine, skip it when no waiting job fits (only the outlive
-        # revision would happen, and a later pass redoes it alike)
+        # one pass; when no waiting job fits, nothing starts: only step 3's revision happens
         fits = False
         for i in range(qs, qe):
             if procs[queue[i]] <= free:
                 fits = True
                 break
         if not fits:
+            if qs < qe:
+                _revise(now, est, req, start, eend, jid, running, rlen)
             continue
         # step 2: start from the head while it fits
         while qs < qe and procs[queue[qs]] <= free:
@@ -109,24 +130,12 @@ def _easy_fcfs(submit, procs, run, est, req, jid, machine_procs):
             hlen += 1
             rlen += 1
             free -= procs[j]
-        if qs == qe or free == 0:
+        if qs == qe:
+            continue
+        _revise(now, est, req, start, eend, jid, running, rlen)
+        if free == 0:
             continue
         h = queue[qs]
-        # step 3: revise outlived estimates (outlive="requested"); they lead the running list
-        k_out = 0
-        while k_out < rlen and eend[running[k_out]] <= now:
-            k_out += 1
-        for p in range(k_out - 1, -1, -1):
-            k = running[p]
-            est[k] = req[k]
-            eend[k] = start[k] + est[k]
-            if eend[k] <= now:
-                eend[k] = now + 1.0
-            i = p
-            while i + 1 < rlen and _before(running[i + 1], k, eend, jid):
-                running[i] = running[i + 1]
-                i += 1
-            running[i] = k
         # the reservation: walk the running jobs until the head fits
         avail = free
         shadow = np.inf

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from scheduler.cli._minimal_easy import minimal_easy_fcfs
 from scheduler.cli.arguments import add_command, add_json_argument
 from scheduler.core.constants import WEEK_S
 from scheduler.core.version import __version__
@@ -118,7 +119,8 @@ def add_commands(commands: Any) -> None:
     command.add_argument(
         "--only",
         choices=(
-            "trials", "redirection", "memory", "threshold-backfill", "threshold-sweep", "online"
+            "trials", "redirection", "memory", "threshold-backfill", "threshold-sweep", "online",
+            "kernel",
         ),
         default=None,
         help="run one group of figures only: trials (the learned-priority study's trials, "
@@ -130,7 +132,9 @@ def add_commands(commands: Any) -> None:
         "queue-tuning study's thresholds of a pair run separately, with the MaxWait copy, and "
         "sharing the unthresholded prefix, on resampled KTH-SP2 and CEA-Curie weeks; not in "
         "the default run) or online (an online study's switching runs against fixed FCFS on "
-        "one SDSC-BLUE two-year replica; not in the default run)",
+        "one SDSC-BLUE two-year replica; not in the default run) or kernel (EASY-FCFS-FCFS "
+        "against a minimal compiled loop on the whole KTH-SP2 and CEA-Curie, and the 12 study "
+        "policies side by side on CEA-Curie; not in the default run)",
     )  # fmt: skip
     add_json_argument(command)
 
@@ -802,6 +806,76 @@ def format_threshold_sweep_figures(figures: dict[str, Any]) -> list[str]:
     return lines
 
 
+def kernel_figures(traces_dir: Path, kth_path: Path, repeat: int = 5) -> dict[str, object]:
+    """Issue #17's kernel ratios, each timed side by side (:func:`side_by_side`) on whole
+    filtered logs, a simulation being ``Simulation(...)`` then ``run`` (keys and state built
+    in the call):
+
+    - KTH-SP2 and CEA-Curie: EASY-FCFS-FCFS in the engine against the minimal compiled loop of
+      :mod:`scheduler.cli._minimal_easy` (the speed-of-light reference), start times checked
+      equal;
+    - CEA-Curie: EASY(P, P) for each of the 12 study policies P, ratio to FCFS.
+
+    Returns per log the jobs and the :func:`side_by_side` figures."""
+    out: dict[str, object] = {"repeat": repeat}
+    for name, path in (("KTH-SP2", kth_path), ("CEA-Curie", traces_dir / "CEA-Curie.swf.gz")):
+        if not path.is_file():
+            out.setdefault("skipped", []).append(str(path))  # type: ignore[union-attr]
+            continue
+        trace = strong_filter(read_swf(path, machine_procs=LOG_MACHINE_PROCS.get(name)))[0]
+        arrays = _arrays(trace)
+        m = trace.machine_procs
+        calls = {"minimal": _minimal_call(arrays, m),
+                 "engine": _engine_call(arrays, m, "FCFS")}  # fmt: skip
+        outputs, light = side_by_side(calls, repeat, "minimal")
+        if not np.array_equal(outputs["minimal"], outputs["engine"], equal_nan=True):
+            raise AssertionError(f"{name}: the minimal loop and the engine differ")
+        log: dict[str, object] = {"jobs": trace.jobs.height, "speed_of_light": light}
+        if name == "CEA-Curie":
+            policies = {policy: _engine_call(arrays, m, policy) for policy in STUDY_POLICIES}
+            log["policies"] = side_by_side(policies, repeat, "FCFS")[1]
+        out[name] = log
+    return out
+
+
+def _engine_call(arrays: JobArrays, m: int, policy: str) -> Callable[[], np.ndarray]:
+    """A call simulating EASY(policy, policy) on ``arrays`` from scratch; returns start times."""
+    submit, procs, run, req, ids = arrays
+
+    def call() -> np.ndarray:
+        simulation = Simulation(submit, procs, run, req, m, job_id=ids, validate=False)
+        simulation.run(primary=policy, backfill=policy)
+        return simulation.start_s
+
+    return call
+
+
+def _minimal_call(arrays: JobArrays, m: int) -> Callable[[], np.ndarray]:
+    """The same run as ``_engine_call(arrays, m, "FCFS")`` in the minimal loop."""
+    submit, procs, run, req, ids = arrays
+    return lambda: minimal_easy_fcfs(submit, procs, run, req, ids, m)
+
+
+def format_kernel_figures(figures: dict[str, Any]) -> list[str]:
+    """Lines of :func:`kernel_figures`: median [min, max] wall times and ratios."""
+    lines = [f"whole filtered logs, side by side, {figures['repeat']} rounds: median [min, max]"]
+    for name in ("KTH-SP2", "CEA-Curie"):
+        if name not in figures:
+            continue
+        log = figures[name]
+        lines.append(f"{name} ({log['jobs']:,} jobs), EASY-FCFS-FCFS, ratio to the minimal "
+                     "loop (target <= 1.3):")  # fmt: skip
+        for label, f in log["speed_of_light"].items():
+            lines.append("  " + timing_line(label, f, 8))
+        if "policies" in log:
+            lines.append(f"{name}, EASY(P, P), ratio to FCFS (target: slowest <= 1.5):")
+            for label, f in log["policies"].items():
+                lines.append("  " + timing_line(label, f, 5))
+    for path in figures.get("skipped", []):
+        lines.append(f"  skipped (not found): {path}")
+    return lines
+
+
 #: The online study's selectors timed by ``--only online`` (Δ = 1 day), against fixed FCFS.
 ONLINE_BENCH_SPECS = ("fixed:FCFS", "random", "bandit(eps=0.1)", "ucb", "fixed:LEXP")
 
@@ -872,6 +946,8 @@ def format_figures(figures: dict[str, object]) -> str:
     if "kth_jobs" not in figures:  # --only trials / redirection / memory / threshold-backfill
         if "threshold_backfill" in figures:
             part = format_threshold_backfill_figures(figures["threshold_backfill"])  # type: ignore[arg-type]
+        elif "kernel" in figures:
+            part = format_kernel_figures(figures["kernel"])  # type: ignore[arg-type]
         elif "online" in figures:
             part = format_online_switching_figures(figures["online"])  # type: ignore[arg-type]
         elif "threshold_sweep" in figures:
@@ -943,6 +1019,8 @@ def main_bench(traces_dir: Path, kth_path: Path, as_json: bool, only: str | None
         figures = {**_header(), **_memory_part(traces_dir)}
     elif only == "threshold-backfill":
         figures = {**_header(), "threshold_backfill": threshold_backfill_figures(traces_dir)}
+    elif only == "kernel":
+        figures = {**_header(), "kernel": kernel_figures(traces_dir, kth_path)}
     elif only == "online":
         figures = {**_header(), "online": online_switching_figures(traces_dir)}
     elif only == "threshold-sweep":

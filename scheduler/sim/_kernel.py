@@ -14,12 +14,17 @@ Array layout (all C-contiguous, ``n`` jobs in (submit time, job number) order):
     primary base / divisor, backfill base / divisor: key(now) = base + (now - submit) / divisor.
 ``istate`` int64 (I_ROWS,)
     counters: next job to submit, queue entries (waiting + dead), running count, heap size,
-    free processors, dead queue entries (started, not yet compacted away).
+    free processors, dead queue entries (started, not yet compacted away), and a position of
+    the static primary list before which every entry is dead (0 is always true; whoever
+    inserts into that list before it moves it back).
 ``iwork`` int64 (IW_ROWS, n)
     QUEUE (queued jobs in job order), PQ and BQ (the same jobs sorted by a static primary /
     backfill key, maintained only for static policies), RUNNING (sorted by estimated end, job
     number), HEAP (min-heap of running jobs by actual end), STATUS (-1 waiting / 0 started from
-    the head / 1 backfilled), CAND (scratch: backfill candidates).
+    the head / 1 backfilled), CAND (scratch: backfill candidates), BQ_PROCS (the processor
+    counts of BQ's jobs, position by position) and BQ_MIN (the minimum of BQ_PROCS over each
+    block of ``_BLOCK`` positions; a lower bound, exact after each compaction), both kept only
+    with an indexed backfill mode.
 ``fwork`` float64 (FW_ROWS, n)
     START (s, NaN until started), END (actual end, s), EST_CUR (current estimate, s),
     EST_END (current estimated end, s), KEY (scratch: priority keys), RESERVED (the shadow
@@ -35,6 +40,25 @@ caller may change the policies between two calls (online policy selection) witho
 ``threshold_backfill`` (docs: step 4, "thresholded backfill order") only puts the overdue
 backfill candidates first: one extra walk over the overdue prefix of QUEUE before the usual
 backfill loop, skipped entirely when the flag is off, so the default path is unchanged.
+
+The backfill walk skips what cannot start. A candidate it refuses is refused by a test that
+stays false for the rest of the walk (free and extra processors only decrease, the shadow time
+is fixed), so the skips change no decision:
+
+- ``b_mode = B_INDEXED`` (any static backfill order): BQ_PROCS and BQ_MIN are kept beside BQ,
+  and the walk (and the test that a pass can start anything) jumps over every block of
+  ``_BLOCK`` positions whose smallest processor count exceeds the free processors;
+- ``B_INDEXED_BY_ESTIMATE``: moreover the order is one of nondecreasing estimates (SPF's):
+  once a candidate ends after the shadow time every later one does too, so from there the
+  blocks are skipped against ``min(free, extra)`` and the walk stops when no extra processors
+  are left;
+- ``B_INDEXED_BY_PROCS``: nondecreasing processor counts (SQF's): the walk stops at the first
+  candidate that does not fit;
+- ``B_PLAIN``: BQ alone (the variant kernels, which insert into BQ themselves);
+- a time-dependent backfill order collects, and sorts, only the candidates that could start
+  (``q <= free`` and ``now + est <= shadow`` or ``q <= extra``).
+
+The engine derives ``b_mode`` from the pair's keys (:class:`scheduler.sim.engine.Simulation`).
 
 The functions are compiled by :func:`scheduler.core.compile.jit` (in memory, with a warning,
 when numba has no writable cache directory); :mod:`scheduler.sim.cache` repairs a cache whose
@@ -53,11 +77,11 @@ JOB_ROWS = 6
 # rows of ``keys``
 P_BASE, P_DIV, B_BASE, B_DIV = range(4)
 # entries of ``istate``
-NEXT_SUB, QLEN, RLEN, HLEN, FREE, DEAD = range(6)
-I_ROWS = 6
+NEXT_SUB, QLEN, RLEN, HLEN, FREE, DEAD, P_HEAD = range(7)
+I_ROWS = 7
 # rows of ``iwork``
-QUEUE, PQ, BQ, RUNNING, HEAP, STATUS, CAND = range(7)
-IW_ROWS = 7
+QUEUE, PQ, BQ, RUNNING, HEAP, STATUS, CAND, BQ_PROCS, BQ_MIN = range(9)
+IW_ROWS = 9
 # rows of ``fwork``
 START, END, EST_CUR, EST_END, KEY, RESERVED = range(6)
 FW_ROWS = 6
@@ -65,6 +89,12 @@ FW_ROWS = 6
 # outlive rules
 OUTLIVE_REQUESTED = 0
 OUTLIVE_DOUBLE = 1
+
+# ``b_mode``: how the static backfill list BQ is indexed (module docstring)
+B_PLAIN = 0
+B_INDEXED = 1
+B_INDEXED_BY_ESTIMATE = 2
+B_INDEXED_BY_PROCS = 3
 
 # status values
 WAITING = -1
@@ -74,6 +104,11 @@ STARTED_BACKFILL = 1
 #: After this many selections by linear scan in one pass, sort the rest instead: a scan costs
 #: O(queue) per examined job, cheaper than a sort when, as usual, few jobs start per pass.
 _MAX_SCAN_PICKS = 8
+#: Positions of BQ per block of BQ_MIN: the backfill walk skips a block whose smallest processor
+#: count exceeds the free processors.
+_BLOCK = 32
+#: BQ_PROCS of a started job's entry, when its position is at hand: the index skips it.
+_GONE = np.int64(1) << 62
 #: Started jobs stay in the queue lists as dead entries (skipped by every walk) until there are
 #: more than this many plus a quarter of the live ones: compaction is then amortised O(1).
 _DEAD_SLACK = 8
@@ -227,11 +262,13 @@ def _reservation(head_procs, classic, jobs, istate, iwork, fwork):
 
 
 @jit
-def _dynamic_keys(now, base_row, div_row, fits_only, head, jobs, keys, istate, iwork, fwork):
+def _dynamic_keys(now, base_row, div_row, fits_only, head, shadow, extra, jobs, keys, istate,
+                  iwork, fwork):  # fmt: skip
     """Collect waiting jobs in job order into CAND with their keys at ``now`` in KEY.
 
-    ``fits_only``: only jobs that fit in the free processors, ``head`` excluded (backfill
-    candidates); else every waiting job (primary order). Returns how many were collected.
+    ``fits_only``: only the backfill candidates that could start (``head`` excluded, ``q <=
+    free`` and either ``now + est <= shadow`` or ``q <= extra``); else every waiting job
+    (primary order; ``shadow`` and ``extra`` unused). Returns how many were collected.
     """
     free = istate[FREE]
     count = 0
@@ -239,8 +276,12 @@ def _dynamic_keys(now, base_row, div_row, fits_only, head, jobs, keys, istate, i
         j = iwork[QUEUE, i]
         if iwork[STATUS, j] != WAITING:
             continue
-        if fits_only and (j == head or jobs[PROCS, j] > free):
-            continue
+        if fits_only:
+            q = jobs[PROCS, j]
+            if j == head or q > free:
+                continue
+            if now + fwork[EST_CUR, j] > shadow and q > extra:
+                continue
         iwork[CAND, count] = j
         fwork[KEY, count] = keys[base_row, j] + (now - jobs[SUBMIT, j]) / keys[div_row, j]
         count += 1
@@ -254,8 +295,20 @@ def _ordered_candidates(count, iwork, fwork):
 
 
 @jit
-def _start_from_head(now, threshold_s, p_static, jobs, keys, istate, iwork, fwork):
-    """EASY steps 1-2: start jobs in primary order while they fit; return the blocked job or -1."""
+def _sort_candidates(count, iwork, fwork):
+    """Sort CAND[:count] in place, stably by KEY (most candidates are refused, so one sort beats
+    repeated minimum scans)."""
+    iwork[CAND, :count] = _ordered_candidates(count, iwork, fwork)
+
+
+@jit
+def _start_from_head(now, threshold_s, p_static, p_row, jobs, keys, istate, iwork, fwork):
+    """EASY steps 1-2: start jobs in primary order while they fit; return the blocked job or -1.
+
+    ``p_row``: the list holding the static primary order (PQ, or BQ when the backfill order is
+    the same); when it is BQ with its index (BQ_PROCS), a started job's entry there is set to
+    ``_GONE`` so that the index skips it.
+    """
     qlen = istate[QLEN]
     # overdue jobs (waiting more than Θ) form a prefix of the live queue, which is in job order
     for i in range(qlen):
@@ -268,15 +321,20 @@ def _start_from_head(now, threshold_s, p_static, jobs, keys, istate, iwork, fwor
             return j
         _start(j, now, STARTED_HEAD, jobs, istate, iwork, fwork)
     if p_static:
-        for i in range(qlen):
-            j = iwork[PQ, i]
+        for i in range(istate[P_HEAD], qlen):
+            j = iwork[p_row, i]
             if iwork[STATUS, j] != WAITING:
                 continue
             if jobs[PROCS, j] > istate[FREE]:
+                istate[P_HEAD] = i
                 return j
             _start(j, now, STARTED_HEAD, jobs, istate, iwork, fwork)
+            if p_row == BQ:
+                iwork[BQ_PROCS, i] = _GONE
+        istate[P_HEAD] = qlen
         return -1
-    count = _dynamic_keys(now, P_BASE, P_DIV, False, -1, jobs, keys, istate, iwork, fwork)
+    count = _dynamic_keys(now, P_BASE, P_DIV, False, -1, np.inf, np.int64(0), jobs, keys, istate,
+                          iwork, fwork)  # fmt: skip
     # usually at most a few jobs start per pass: scan for the minimum (strict '<' in job order
     # breaks ties by submit time, number) a few times, and sort the rest only if needed
     for _ in range(_MAX_SCAN_PICKS):
@@ -300,16 +358,6 @@ def _start_from_head(now, threshold_s, p_static, jobs, keys, istate, iwork, fwor
             return j
         _start(j, now, STARTED_HEAD, jobs, istate, iwork, fwork)
     return -1
-
-
-@jit
-def _backfill_order(now, head, b_static, jobs, keys, istate, iwork, fwork):
-    """Jobs to try in backfill order: the sorted list (static key) or the sorted candidates."""
-    if b_static:
-        return iwork[BQ, : istate[QLEN]]
-    # most candidates are refused, so one stable sort beats repeated minimum scans
-    count = _dynamic_keys(now, B_BASE, B_DIV, True, head, jobs, keys, istate, iwork, fwork)
-    return _ordered_candidates(count, iwork, fwork)
 
 
 @jit
@@ -344,28 +392,89 @@ def _backfill_overdue(now, threshold_s, head, shadow, extra, jobs, istate, iwork
 
 
 @jit
-def _schedule(now, p_static, b_static, threshold_s, threshold_backfill, backfill, classic,
-              outlive, jobs, keys, istate, iwork, fwork):  # fmt: skip
-    """One scheduling pass at ``now`` (docs/simulator.md, steps 1-5)."""
-    if istate[QLEN] == istate[DEAD] or istate[FREE] == 0:
-        return
-    # nothing can start when no waiting job fits: skip the pass (its only other effect, the
-    # revision of outlived estimates, gives the same result when done at a later pass)
+def _fits_somewhere(indexed, jobs, istate, iwork):
+    """True when some waiting job fits in the free processors (else a pass starts nothing)."""
     free = istate[FREE]
-    fits = False
-    for i in range(istate[QLEN]):
+    qlen = istate[QLEN]
+    if indexed:
+        for b in range((qlen + _BLOCK - 1) // _BLOCK):
+            if iwork[BQ_MIN, b] > free:
+                continue
+            for i in range(b * _BLOCK, min(qlen, (b + 1) * _BLOCK)):
+                if iwork[BQ_PROCS, i] <= free and iwork[STATUS, iwork[BQ, i]] == WAITING:
+                    return True
+        return False
+    for i in range(qlen):
         j = iwork[QUEUE, i]
         if iwork[STATUS, j] == WAITING and jobs[PROCS, j] <= free:
-            fits = True
-            break
-    if not fits:
+            return True
+    return False
+
+
+@jit
+def _backfill_indexed(now, head, shadow, extra, b_mode, jobs, istate, iwork, fwork):
+    """Step 4 over the static list BQ with its block index (``b_mode`` ``B_INDEXED*``)."""
+    by_estimate = b_mode == B_INDEXED_BY_ESTIMATE
+    by_procs = b_mode == B_INDEXED_BY_PROCS
+    qlen = istate[QLEN]
+    limit = istate[FREE]  # no candidate needing more than this many processors can start
+    i = 0
+    while i < qlen:
+        if i % _BLOCK == 0 and iwork[BQ_MIN, i // _BLOCK] > limit:
+            i += _BLOCK
+            continue
+        q = iwork[BQ_PROCS, i]
+        i += 1
+        if q > limit:
+            if by_procs and q != _GONE:
+                return  # every later candidate needs at least q processors
+            continue
+        j = iwork[BQ, i - 1]
+        if iwork[STATUS, j] != WAITING or j == head:
+            continue
+        if now + fwork[EST_CUR, j] <= shadow:
+            _start(j, now, STARTED_BACKFILL, jobs, istate, iwork, fwork)
+            iwork[BQ_PROCS, i - 1] = _GONE
+        elif q <= extra:
+            extra -= q
+            _start(j, now, STARTED_BACKFILL, jobs, istate, iwork, fwork)
+            iwork[BQ_PROCS, i - 1] = _GONE
+        elif not by_estimate:
+            continue
+        limit = istate[FREE]
+        if by_estimate and now + fwork[EST_CUR, j] > shadow:
+            # every later candidate ends after the shadow time too: only extra processors
+            if extra == 0:
+                return
+            limit = min(limit, extra)
+        if limit == 0:
+            return
+
+
+@jit
+def _schedule(now, p_static, p_row, b_static, b_mode, threshold_s, threshold_backfill, backfill,
+              classic, outlive, jobs, keys, istate, iwork, fwork):  # fmt: skip
+    """One scheduling pass at ``now`` (docs/simulator.md, steps 1-5); ``p_row``: PQ, or BQ when
+    it holds the primary order too; ``b_mode``: one of the ``B_*`` codes (module docstring;
+    ``B_PLAIN`` unless ``b_static``)."""
+    if istate[QLEN] == istate[DEAD]:
         return
-    head = _start_from_head(now, threshold_s, p_static, jobs, keys, istate, iwork, fwork)
+    indexed = b_static and b_mode != B_PLAIN
+    # nothing can start when no waiting job fits: only revise the outlived estimates (step 3
+    # does it whenever a job waits after step 2; outlived jobs lead the running list)
+    if istate[FREE] == 0 or not _fits_somewhere(indexed, jobs, istate, iwork):
+        if istate[RLEN] > 0 and fwork[EST_END, iwork[RUNNING, 0]] <= now:
+            _revise_outlived(now, outlive, jobs, istate, iwork, fwork)
+        return
+    head = _start_from_head(now, threshold_s, p_static, p_row, jobs, keys, istate, iwork, fwork)
+    if head < 0:
+        return
+    # step 3: the reservation, after the revision of outlived estimates
+    if istate[RLEN] > 0 and fwork[EST_END, iwork[RUNNING, 0]] <= now:
+        _revise_outlived(now, outlive, jobs, istate, iwork, fwork)
     # step 5: without backfilling the queue simply blocks at the head
-    if head < 0 or not backfill or istate[FREE] == 0:
+    if not backfill or istate[FREE] == 0:
         return
-    # step 3: the reservation
-    _revise_outlived(now, outlive, jobs, istate, iwork, fwork)
     shadow, extra = _reservation(np.int64(jobs[PROCS, head]), classic, jobs, istate, iwork, fwork)
     if np.isnan(fwork[RESERVED, head]):
         fwork[RESERVED, head] = shadow
@@ -373,8 +482,20 @@ def _schedule(now, p_static, b_static, threshold_s, threshold_backfill, backfill
     if threshold_backfill and threshold_s < np.inf:
         extra = _backfill_overdue(now, threshold_s, head, shadow, extra, jobs, istate, iwork,
                                   fwork)  # fmt: skip
+    if indexed:
+        _backfill_indexed(now, head, shadow, extra, b_mode, jobs, istate, iwork, fwork)
+        return
     # step 4: backfilling; the tests are inline, this loop is the hot spot of a simulation
-    for j in _backfill_order(now, head, b_static, jobs, keys, istate, iwork, fwork):
+    if b_static:
+        count = istate[QLEN]
+        row = BQ
+    else:
+        count = _dynamic_keys(now, B_BASE, B_DIV, True, head, shadow, extra, jobs, keys, istate,
+                              iwork, fwork)  # fmt: skip
+        _sort_candidates(count, iwork, fwork)
+        row = CAND
+    for i in range(count):
+        j = iwork[row, i]
         free = istate[FREE]
         if free == 0:
             return
@@ -406,12 +527,13 @@ def _compact(iwork, istate, p_static, b_static):
                 kept += 1
     istate[QLEN] -= istate[DEAD]
     istate[DEAD] = 0
+    istate[P_HEAD] = 0
 
 
 @jit
 def _sorted_insert(iwork, row, size, j, keys, key_row):
     """Insert job ``j`` into list ``row[:size]`` sorted by ``keys[key_row]``, after equal keys
-    (``j`` is the newest job, so ties stay in job order)."""
+    (``j`` is the newest job, so ties stay in job order); return its position."""
     k = keys[key_row, j]
     lo, hi = 0, size
     while lo < hi:
@@ -423,29 +545,77 @@ def _sorted_insert(iwork, row, size, j, keys, key_row):
     for i in range(size, lo, -1):
         iwork[row, i] = iwork[row, i - 1]
     iwork[row, lo] = j
+    return lo
 
 
 @jit
 def _rebuild_sorted(iwork, istate, row, keys, key_row):
     """Fill list ``row`` with the queued jobs stably sorted by ``keys[key_row]``."""
     qlen = istate[QLEN]
+    istate[P_HEAD] = 0
     queue = iwork[QUEUE, :qlen].copy()
     order = np.argsort(keys[key_row][queue], kind="mergesort")
     for i in range(qlen):
         iwork[row, i] = queue[order[i]]
 
 
+@jit
+def _index_blocks(iwork, size, first):
+    """Recompute BQ_MIN for the blocks of BQ_PROCS[:size] from position ``first`` on."""
+    for b in range(first // _BLOCK, (size + _BLOCK - 1) // _BLOCK):
+        low = iwork[BQ_PROCS, b * _BLOCK]
+        for i in range(b * _BLOCK + 1, min(size, (b + 1) * _BLOCK)):
+            low = min(low, iwork[BQ_PROCS, i])
+        iwork[BQ_MIN, b] = low
+
+
+@jit
+def _index_insert(jobs, iwork, size, j, keys):
+    """Insert job ``j`` into BQ (``size`` entries) and keep BQ_PROCS and BQ_MIN beside it;
+    return its position."""
+    pos = _sorted_insert(iwork, BQ, size, j, keys, B_BASE)
+    for i in range(size, pos, -1):
+        iwork[BQ_PROCS, i] = iwork[BQ_PROCS, i - 1]
+    q = np.int64(jobs[PROCS, j])
+    iwork[BQ_PROCS, pos] = q
+    # BQ_MIN stays a lower bound (exact again at the next compaction): each later block gains
+    # the entry shifted in at its front, and loses one at its end that may only raise its min
+    first = pos // _BLOCK
+    if pos % _BLOCK == 0 and pos == size:
+        iwork[BQ_MIN, first] = q  # a new block
+    else:
+        iwork[BQ_MIN, first] = min(iwork[BQ_MIN, first], q)
+    for b in range(first + 1, size // _BLOCK + 1):
+        if b * _BLOCK == size:
+            iwork[BQ_MIN, b] = iwork[BQ_PROCS, size]  # a new block
+        else:
+            iwork[BQ_MIN, b] = min(iwork[BQ_MIN, b], iwork[BQ_PROCS, b * _BLOCK])
+    return pos
+
+
+@jit
+def _index_rebuild(jobs, iwork, istate):
+    """BQ_PROCS and BQ_MIN of the whole of BQ (after a compaction or a rebuild)."""
+    qlen = istate[QLEN]
+    for i in range(qlen):
+        iwork[BQ_PROCS, i] = np.int64(jobs[PROCS, iwork[BQ, i]])
+    _index_blocks(iwork, qlen, 0)
+
+
 # -- the event loop ------------------------------------------------------------------------------
 
 
 @jit
-def advance(jobs, keys, p_static, b_static, threshold_s, threshold_backfill, backfill, classic,
-            outlive, t_stop, pause_overdue_s, istate, iwork, fwork):  # fmt: skip
+def advance(jobs, keys, p_static, p_row, b_static, b_mode, threshold_s, threshold_backfill,
+            backfill, classic, outlive, t_stop, pause_overdue_s, istate, iwork, fwork):  # fmt: skip
     """Process every event instant ``t < t_stop``; return the number of instants processed.
 
     At each instant all completions and submissions are applied, then one pass runs.
     ``p_static`` / ``b_static`` say the primary / backfill keys do not depend on time (then
-    sorted queue lists are kept instead of sorting at every pass); ``threshold_s`` is Θ in
+    sorted queue lists are kept instead of sorting at every pass); ``p_row`` is PQ, or BQ when
+    the primary and backfill keys are the same static key (then PQ is not kept and the head
+    walk reads BQ); ``b_mode`` is one of the
+    ``B_*`` codes (module docstring; only read when ``b_static``); ``threshold_s`` is Θ in
     seconds (``inf`` disables it); ``threshold_backfill``, ``backfill`` and ``classic`` are
     booleans (``threshold_backfill``: backfill candidates in the thresholded order, overdue
     jobs first); ``outlive`` is one of the ``OUTLIVE_*`` codes.
@@ -460,10 +630,14 @@ def advance(jobs, keys, p_static, b_static, threshold_s, threshold_backfill, bac
     n = jobs.shape[1]
     # the policies may have changed since the last call: rebuild the sorted lists
     _compact(iwork, istate, False, False)
-    if p_static:
+    own_pq = p_static and p_row == PQ
+    if own_pq:
         _rebuild_sorted(iwork, istate, PQ, keys, P_BASE)
+    indexed = b_static and b_mode != B_PLAIN
     if b_static:
         _rebuild_sorted(iwork, istate, BQ, keys, B_BASE)
+        if indexed:
+            _index_rebuild(jobs, iwork, istate)
     instants = 0
     oldest = 0
     while True:
@@ -487,14 +661,21 @@ def advance(jobs, keys, p_static, b_static, threshold_s, threshold_backfill, bac
             j = istate[NEXT_SUB]
             size = istate[QLEN]
             iwork[QUEUE, size] = j
-            if p_static:
-                _sorted_insert(iwork, PQ, size, j, keys, P_BASE)
-            if b_static:
-                _sorted_insert(iwork, BQ, size, j, keys, B_BASE)
+            if own_pq:
+                pos = _sorted_insert(iwork, PQ, size, j, keys, P_BASE)
+                istate[P_HEAD] = min(istate[P_HEAD], pos)
+            if indexed:
+                pos = _index_insert(jobs, iwork, size, j, keys)
+            elif b_static:
+                pos = _sorted_insert(iwork, BQ, size, j, keys, B_BASE)
+            if b_static and p_row == BQ:
+                istate[P_HEAD] = min(istate[P_HEAD], pos)
             istate[QLEN] = size + 1
             istate[NEXT_SUB] = j + 1
-        _schedule(now, p_static, b_static, threshold_s, threshold_backfill, backfill, classic,
-                  outlive, jobs, keys, istate, iwork, fwork)  # fmt: skip
+        _schedule(now, p_static, p_row, b_static, b_mode, threshold_s, threshold_backfill,
+                  backfill, classic, outlive, jobs, keys, istate, iwork, fwork)  # fmt: skip
         if istate[DEAD] > _DEAD_SLACK + (istate[QLEN] - istate[DEAD]) // 4:
-            _compact(iwork, istate, p_static, b_static)
+            _compact(iwork, istate, own_pq, b_static)
+            if indexed:
+                _index_rebuild(jobs, iwork, istate)
         instants += 1

@@ -161,7 +161,8 @@ def _enqueue(j, p_static, b_static, keys, istate, iwork):
     size = istate[k.QLEN]
     iwork[k.QUEUE, size] = j
     if p_static:
-        k._sorted_insert(iwork, k.PQ, size, j, keys, k.P_BASE)
+        pos = k._sorted_insert(iwork, k.PQ, size, j, keys, k.P_BASE)
+        istate[k.P_HEAD] = min(istate[k.P_HEAD], pos)
     if b_static:
         k._sorted_insert(iwork, k.BQ, size, j, keys, k.B_BASE)
     istate[k.QLEN] = size + 1
@@ -189,10 +190,12 @@ def advance(jobs, jobs_d, keys_m, keys_d, pm_static, bm_static, backfill_m, pd_s
         _enqueue(pending, pd_static, bd_static, keys_d, istate_d, iwork_d)
         xstate[X_PENDING] = -1
         # the second passes; no second redirection: every counter is 0 and θ >= 0
-        k._schedule(now, pm_static, bm_static, np.inf, False, backfill_m, False,
-                    k.OUTLIVE_REQUESTED, jobs, keys_m, istate_m, iwork_m, fwork_m)  # fmt: skip
-        k._schedule(now, pd_static, bd_static, np.inf, False, backfill_d, False,
-                    k.OUTLIVE_REQUESTED, jobs_d, keys_d, istate_d, iwork_d, fwork_d)  # fmt: skip
+        k._schedule(now, pm_static, k.PQ, bm_static, k.B_PLAIN, np.inf, False, backfill_m,
+                    False, k.OUTLIVE_REQUESTED, jobs, keys_m, istate_m, iwork_m,
+                    fwork_m)  # fmt: skip
+        k._schedule(now, pd_static, k.PQ, bd_static, k.B_PLAIN, np.inf, False, backfill_d,
+                    False, k.OUTLIVE_REQUESTED, jobs_d, keys_d, istate_d, iwork_d,
+                    fwork_d)  # fmt: skip
         instants += 1
     # The loop is the base kernel's with the dedicated pool beside it. What runs at every
     # instant is inline or guarded by a scalar test, because a call passing arrays costs their
@@ -220,18 +223,20 @@ def advance(jobs, jobs_d, keys_m, keys_d, pm_static, bm_static, backfill_m, pd_s
             size = istate_m[k.QLEN]
             iwork_m[k.QUEUE, size] = j
             if pm_static:
-                k._sorted_insert(iwork_m, k.PQ, size, j, keys_m, k.P_BASE)
+                pos = k._sorted_insert(iwork_m, k.PQ, size, j, keys_m, k.P_BASE)
+                istate_m[k.P_HEAD] = min(istate_m[k.P_HEAD], pos)
             if bm_static:
                 k._sorted_insert(iwork_m, k.BQ, size, j, keys_m, k.B_BASE)
             istate_m[k.QLEN] = size + 1
             istate_m[k.NEXT_SUB] = j + 1
-        k._schedule(now, pm_static, bm_static, np.inf, False, backfill_m, False,
-                    k.OUTLIVE_REQUESTED, jobs, keys_m, istate_m, iwork_m, fwork_m)  # fmt: skip
+        k._schedule(now, pm_static, k.PQ, bm_static, k.B_PLAIN, np.inf, False, backfill_m,
+                    False, k.OUTLIVE_REQUESTED, jobs, keys_m, istate_m, iwork_m,
+                    fwork_m)  # fmt: skip
         waiting_d = istate_d[k.QLEN] > istate_d[k.DEAD]
         if waiting_d and istate_d[k.FREE] > 0:
-            k._schedule(now, pd_static, bd_static, np.inf, False, backfill_d, False,
-                        k.OUTLIVE_REQUESTED, jobs_d, keys_d, istate_d, iwork_d,
-                        fwork_d)  # fmt: skip
+            k._schedule(now, pd_static, k.PQ, bd_static, k.B_PLAIN, np.inf, False,
+                        backfill_d, False, k.OUTLIVE_REQUESTED, jobs_d, keys_d, istate_d,
+                        iwork_d, fwork_d)  # fmt: skip
             waiting_d = istate_d[k.QLEN] > istate_d[k.DEAD]
         if istate_m[k.DEAD] > k._DEAD_SLACK + (istate_m[k.QLEN] - istate_m[k.DEAD]) // 4:
             k._compact(iwork_m, istate_m, pm_static, bm_static)

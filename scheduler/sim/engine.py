@@ -156,8 +156,10 @@ class Simulation:
         )
         self._keys = np.empty((4, 0), dtype=np.float64)  # the current pair's, see _set_policies
         self._key_cache: dict[str, PriorityKey] = {}
-        self._pair_keys: dict[tuple[str, str | None], tuple[np.ndarray, tuple[bool, bool]]] = {}
-        self._static = (True, True)
+        self._pair_keys: dict[
+            tuple[str, str | None], tuple[np.ndarray, tuple[bool, int, bool, int]]
+        ] = {}
+        self._static = (True, kernel.PQ, True, kernel.B_PLAIN)
         self._policies: tuple[str | None, str | None] = (None, None)
         self.istate, self.iwork, self.fwork = kernel.new_state(jobs, self.machine_procs)
 
@@ -183,11 +185,17 @@ class Simulation:
             keys[kernel.P_BASE], keys[kernel.P_DIV] = key.base, key.divisor
             p_static = key.is_static
             b_static = False
+            b_mode = kernel.B_PLAIN
+            p_row = kernel.PQ
             if backfill is not None:
                 key = self._key(backfill)
                 keys[kernel.B_BASE], keys[kernel.B_DIV] = key.base, key.divisor
                 b_static = key.is_static
-            entry = (keys, (p_static, b_static))
+                if b_static:
+                    b_mode = _backfill_mode(self.jobs, keys[kernel.B_BASE])
+                    if p_static and backfill == primary:
+                        p_row = kernel.BQ  # one sorted list serves both orders
+            entry = (keys, (p_static, p_row, b_static, b_mode))
             self._pair_keys[(primary, backfill)] = entry
         self._keys, self._static = entry
         self._policies = (primary, backfill)
@@ -226,8 +234,7 @@ class Simulation:
         args = (
             self.jobs,
             self._keys,
-            self._static[0],
-            self._static[1],
+            *self._static,
             threshold_s,
             threshold_backfill,
             backfill is not None,
@@ -295,6 +302,22 @@ class Simulation:
     def backfilled(self) -> np.ndarray:
         """True for the jobs started by backfilling, in the caller's job order."""
         return self._restore(self.iwork[kernel.STATUS] == kernel.STARTED_BACKFILL)
+
+
+def _backfill_mode(jobs: np.ndarray, base: np.ndarray) -> int:
+    """The kernel's ``B_INDEXED*`` mode for a static backfill key ``base``.
+
+    When the key is the estimate itself (SPF) or the processor count (SQF), the kernel's
+    backfill list (waiting jobs by key, ties in job order) is also in nondecreasing estimate or
+    processor order, and its backfill walk may stop early (``kernel.B_INDEXED_BY_ESTIMATE`` /
+    ``B_INDEXED_BY_PROCS``). An O(n) comparison, not a sort: an online run builds the keys of
+    12 pairs in every run, and a sort of each would cost more than the switching itself.
+    """
+    if np.array_equal(base, jobs[kernel.EST]):
+        return kernel.B_INDEXED_BY_ESTIMATE
+    if np.array_equal(base, jobs[kernel.PROCS]):
+        return kernel.B_INDEXED_BY_PROCS
+    return kernel.B_INDEXED
 
 
 def _is_job_ordered(submit: np.ndarray, job_id: np.ndarray) -> bool:

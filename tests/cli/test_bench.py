@@ -9,12 +9,14 @@ import pytest
 
 from scheduler.cli.bench import (
     MEMORY_RUNS,
+    format_kernel_figures,
     format_memory_figures,
     format_online_switching_figures,
     format_redirection_figures,
     format_threshold_backfill_figures,
     format_threshold_sweep_figures,
     format_trial_figures,
+    kernel_figures,
     main_bench,
     memory_figures,
     most_loaded_week,
@@ -218,3 +220,22 @@ def test_online_switching_figures_on_bundled_kth(tmp_path: Path) -> None:
     assert "ratio to fixed FCFS" in lines[0] and lines[1].strip().endswith("1.00x")
     missing = online_switching_figures(tmp_path)
     assert format_online_switching_figures(missing)[0].startswith("online switching runs skipped")
+
+
+def test_kernel_figures_on_bundled_kth(tmp_path: Path) -> None:
+    """The engine and the minimal loop are timed side by side on the whole KTH-SP2 log (their
+    start times are checked equal inside, which raises otherwise); a missing CEA-Curie is
+    listed as skipped, and with it the 12 policies."""
+    assert build_parser().parse_args(["bench", "--only", "kernel"]).only == "kernel"
+    figures = kernel_figures(tmp_path, REPO_ROOT / "resources" / "KTH-SP2.swf.gz", repeat=1)
+    log = figures["KTH-SP2"]
+    assert log["jobs"] > 20_000
+    assert set(log["speed_of_light"]) == {"minimal", "engine"}
+    assert log["speed_of_light"]["minimal"]["ratio_median"] == 1.0
+    assert log["speed_of_light"]["engine"]["median_s"] > 0
+    assert "policies" not in log and "CEA-Curie" not in figures
+    assert figures["skipped"] == [str(tmp_path / "CEA-Curie.swf.gz")]
+    lines = format_kernel_figures(figures)
+    assert lines[1].startswith(f"KTH-SP2 ({log['jobs']:,} jobs), EASY-FCFS-FCFS")
+    assert lines[2].lstrip().startswith("minimal") and lines[3].lstrip().startswith("engine")
+    assert lines[-1].startswith("  skipped (not found)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from support.naive import NaiveJob
+from support.naive import NaiveJob, naive_simulate
 from support.workloads import workloads
 
 from scheduler.cli._minimal_easy import minimal_easy_fcfs
@@ -94,19 +94,26 @@ def test_hand_worked_schedule(machine_procs: int, want: list[float]) -> None:
     np.testing.assert_array_equal(engine, want)
 
 
-def test_pass_without_a_fitting_job_revises_nothing() -> None:
-    """Like the engine, a pass at which no waiting job fits is skipped, outlive revision included.
+def test_pass_without_a_fitting_job_still_revises() -> None:
+    """A pass at which no waiting job fits starts nothing but still revises outlived estimates
+    (step 3 does whenever a job waits after step 2), in the engine and in the minimal loop.
 
     Job 1 (1 proc, requested 1 s) runs past its requested time on m = 2. At 1.5 job 2 (2 procs)
-    fits nowhere: no revision (else job 1's estimated end would become 2.5). At 2 job 3 (1 proc,
-    0.7 s) arrives: the revision gives now + 1 = 3, so job 3 (ends by 2.7 <= 3) is backfilled.
-    Only instants less than 1 s apart can tell the two apart (never the case on integer times).
+    fits nowhere; job 1's estimated end becomes now + 1 = 2.5. At 2 job 3 (1 proc, 0.7 s) would
+    end at 2.7 > 2.5 with no extra processor: not backfilled (had the pass at 1.5 been skipped,
+    the revision at 2 would give 3 and job 3 would start at 2). Only instants less than 1 s
+    apart tell the two apart; the reference simulator decides.
     """
     submit = np.array([0.0, 1.5, 2.0])
     procs = np.array([1.0, 2.0, 1.0])
     run = np.array([10.0, 1.0, 0.7])
     est = np.array([1.0, 1.0, 0.7])
     ids = np.array([1.0, 2.0, 3.0])
-    want = engine_starts(submit, procs, run, est, ids, 2)
-    np.testing.assert_array_equal(want, [0.0, 10.0, 2.0])
+    jobs = [NaiveJob(job_id=int(i), submit_s=float(r), procs=int(q), run_s=float(p),
+                     estimate_s=float(e), requested_s=float(e))
+            for i, r, q, p, e in zip(ids, submit, procs, run, est, strict=True)]  # fmt: skip
+    reference = naive_simulate(jobs, 2)
+    want = [reference[j.job_id].start_s for j in jobs]
+    np.testing.assert_array_equal(want, [0.0, 10.0, 11.0])
+    np.testing.assert_array_equal(engine_starts(submit, procs, run, est, ids, 2), want)
     np.testing.assert_array_equal(minimal_easy_fcfs(submit, procs, run, est, ids, 2), want)

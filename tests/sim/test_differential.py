@@ -9,6 +9,8 @@ thresholded), reservation and outlive rules; start times must be identical, and 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -32,6 +34,26 @@ def assert_same_schedule(jobs: list[NaiveJob], machine_procs: int, **kwargs) -> 
             f"job {job.job_id}: fast starts at {start} (backfilled={bool(backfilled)}), "
             f"reference at {want.start_s} (backfilled={want.backfilled}) with {kwargs}"
         )
+
+
+def quarter_seconds(jobs: list[NaiveJob]) -> list[NaiveJob]:
+    """``jobs`` with every time divided by 4 (exact in binary): instants less than 1 s apart,
+    where the time of an outlive revision (``now + 1``) decides."""
+    return [replace(j, submit_s=j.submit_s / 4, run_s=j.run_s / 4, estimate_s=j.estimate_s / 4,
+                    requested_s=j.requested_s / 4) for j in jobs]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    workload=workloads(),
+    primary=st.sampled_from(POLICIES),
+    backfill=st.one_of(st.none(), st.sampled_from(POLICIES)),
+    outlive=st.sampled_from(["requested", "double"]),
+)
+def test_fast_equals_reference_on_quarter_seconds(workload, primary, backfill, outlive):
+    jobs, machine_procs = workload
+    assert_same_schedule(quarter_seconds(jobs), machine_procs, primary=primary,
+                         backfill=backfill, outlive=outlive)  # fmt: skip
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
