@@ -56,13 +56,20 @@ NOT_CACHED_REASON: str | None = None
 REASSOCIATE_FLAGS = frozenset({"reassoc", "contract", "nsz", "arcp"})
 
 
-def jit(func: Callable[..., Any] | None = None, *, reassociate: bool = False) -> Any:
+def jit(
+    func: Callable[..., Any] | None = None, *, reassociate: bool = False, inline: bool = False
+) -> Any:
     """``njit(cache=True, nogil=True)(func)``, or ``njit(nogil=True)(func)`` with one warning
-    when numba has no writable cache directory. ``@jit`` or ``@jit(reassociate=True)``."""
+    when numba has no writable cache directory. ``@jit``, ``@jit(reassociate=True)`` or
+    ``@jit(inline=True)``: numba inlines the function into every jitted caller (``inline=
+    "always"``), saving the call (its array arguments, several words each) where it is called
+    per event."""
     if func is None:
-        return lambda f: jit(f, reassociate=reassociate)
+        return lambda f: jit(f, reassociate=reassociate, inline=inline)
     global NOT_CACHED_REASON
     options: dict[str, Any] = {"nogil": True}
+    if inline:
+        options["inline"] = "always"
     if reassociate:
         options["fastmath"] = set(REASSOCIATE_FLAGS)
     if NOT_CACHED_REASON is None:

@@ -70,6 +70,7 @@ from __future__ import annotations
 import numpy as np
 
 from scheduler.core.compile import jit
+from scheduler.core.intrinsics import shift_left, shift_right
 
 # rows of ``jobs``
 SUBMIT, PROCS, RUN, EST, REQ, JOBID = range(6)
@@ -104,6 +105,8 @@ STARTED_BACKFILL = 1
 #: After this many selections by linear scan in one pass, sort the rest instead: a scan costs
 #: O(queue) per examined job, cheaper than a sort when, as usual, few jobs start per pass.
 _MAX_SCAN_PICKS = 8
+#: Up to this many backfill candidates of a time-dependent order are sorted by insertion.
+_INSERTION_SORT_MAX = 16
 #: Positions of BQ per block of BQ_MIN: the backfill walk skips a block whose smallest processor
 #: count exceeds the free processors.
 _BLOCK = 32
@@ -131,7 +134,7 @@ def new_state(jobs: np.ndarray, machine_procs: int) -> tuple[np.ndarray, np.ndar
 # -- completion heap (by actual end) -------------------------------------------------------------
 
 
-@jit
+@jit(inline=True)
 def _heap_push(iwork, fwork, size, j):
     i = size
     iwork[HEAP, i] = j
@@ -145,7 +148,7 @@ def _heap_push(iwork, fwork, size, j):
     return size + 1
 
 
-@jit
+@jit(inline=True)
 def _heap_pop(iwork, fwork, size):
     top = iwork[HEAP, 0]
     size -= 1
@@ -168,7 +171,7 @@ def _heap_pop(iwork, fwork, size):
 # -- running jobs sorted by (estimated end, job number) ------------------------------------------
 
 
-@jit
+@jit(inline=True)
 def _running_position(jobs, iwork, fwork, size, e, jid):
     """First position whose (estimated end, job number) is not smaller than (e, jid)."""
     lo, hi = 0, size
@@ -182,27 +185,25 @@ def _running_position(jobs, iwork, fwork, size, e, jid):
     return lo
 
 
-@jit
+@jit(inline=True)
 def _running_insert(jobs, iwork, fwork, size, j):
     pos = _running_position(jobs, iwork, fwork, size, fwork[EST_END, j], jobs[JOBID, j])
-    for i in range(size, pos, -1):
-        iwork[RUNNING, i] = iwork[RUNNING, i - 1]
+    shift_right(iwork, RUNNING, pos, size)
     iwork[RUNNING, pos] = j
     return size + 1
 
 
-@jit
+@jit(inline=True)
 def _running_remove(jobs, iwork, fwork, size, j):
     pos = _running_position(jobs, iwork, fwork, size, fwork[EST_END, j], jobs[JOBID, j])
-    for i in range(pos, size - 1):
-        iwork[RUNNING, i] = iwork[RUNNING, i + 1]
+    shift_left(iwork, RUNNING, pos, size)
     return size - 1
 
 
 # -- one scheduling pass -------------------------------------------------------------------------
 
 
-@jit
+@jit(inline=True)
 def _start(j, now, how, jobs, istate, iwork, fwork):
     iwork[STATUS, j] = how
     istate[DEAD] += 1
@@ -241,7 +242,7 @@ def _revise_outlived(now, outlive, jobs, istate, iwork, fwork):
         istate[RLEN] = _running_insert(jobs, iwork, fwork, istate[RLEN], k)
 
 
-@jit
+@jit(inline=True)
 def _reservation(head_procs, classic, jobs, istate, iwork, fwork):
     """Shadow time (s) and extra processors for a head job needing ``head_procs``."""
     available = istate[FREE]
@@ -261,7 +262,7 @@ def _reservation(head_procs, classic, jobs, istate, iwork, fwork):
     return np.inf, np.int64(0)
 
 
-@jit
+@jit(inline=True)
 def _dynamic_keys(now, base_row, div_row, fits_only, head, shadow, extra, jobs, keys, istate,
                   iwork, fwork):  # fmt: skip
     """Collect waiting jobs in job order into CAND with their keys at ``now`` in KEY.
@@ -288,37 +289,73 @@ def _dynamic_keys(now, base_row, div_row, fits_only, head, shadow, extra, jobs, 
     return count
 
 
+@jit(inline=True)
+def _startable_keyed(now, head, shadow, extra, keyed, jobs, istate, iwork, fwork):
+    """Keep, at the front of CAND and KEY and in job order, the entries of CAND[:keyed] (keyed
+    at ``now`` by the primary step with the backfill key) that are backfill candidates that
+    could start (as :func:`_dynamic_keys` with ``fits_only``); return how many."""
+    free = istate[FREE]
+    count = 0
+    for i in range(keyed):
+        j = iwork[CAND, i]
+        if j < 0 or j == head or iwork[STATUS, j] != WAITING:
+            continue
+        q = jobs[PROCS, j]
+        if q > free or (now + fwork[EST_CUR, j] > shadow and q > extra):
+            continue
+        iwork[CAND, count] = j
+        fwork[KEY, count] = fwork[KEY, i]
+        count += 1
+    return count
+
+
 @jit
 def _ordered_candidates(count, iwork, fwork):
     """CAND[:count] stably sorted by KEY (collected in job order: ties by submit, number)."""
     return iwork[CAND, :count][np.argsort(fwork[KEY, :count], kind="mergesort")]
 
 
-@jit
+@jit(inline=True)
 def _sort_candidates(count, iwork, fwork):
     """Sort CAND[:count] in place, stably by KEY (most candidates are refused, so one sort beats
-    repeated minimum scans)."""
-    iwork[CAND, :count] = _ordered_candidates(count, iwork, fwork)
+    repeated minimum scans): by insertion when they are few (no allocation), else a mergesort.
+    KEY is left in no particular order."""
+    if count > _INSERTION_SORT_MAX:
+        iwork[CAND, :count] = _ordered_candidates(count, iwork, fwork)
+        return
+    for i in range(1, count):
+        j = iwork[CAND, i]
+        key = fwork[KEY, i]
+        k = i - 1
+        # strict: equal keys keep their order; NaN after everything else, as numpy sorts it
+        while k >= 0 and (fwork[KEY, k] > key or (np.isnan(fwork[KEY, k]) and not np.isnan(key))):
+            iwork[CAND, k + 1] = iwork[CAND, k]
+            fwork[KEY, k + 1] = fwork[KEY, k]
+            k -= 1
+        iwork[CAND, k + 1] = j
+        fwork[KEY, k + 1] = key
 
 
-@jit
+@jit(inline=True)
 def _start_from_head(now, threshold_s, p_static, p_row, jobs, keys, istate, iwork, fwork):
-    """EASY steps 1-2: start jobs in primary order while they fit; return the blocked job or -1.
+    """EASY steps 1-2: start jobs in primary order while they fit.
 
-    ``p_row``: the list holding the static primary order (PQ, or BQ when the backfill order is
-    the same); when it is BQ with its index (BQ_PROCS), a started job's entry there is set to
-    ``_GONE`` so that the index skips it.
+    Returns the blocked job (-1: none) and how many waiting jobs a time-dependent primary order
+    keyed into CAND and KEY at ``now`` (in job order; picked entries set to -1), or -1 when it
+    keyed none. ``p_row``: the list holding the static primary order (PQ, or BQ when the
+    backfill order is the same); when it is BQ with its index (BQ_PROCS), a started job's entry
+    there is set to ``_GONE`` so that the index skips it.
     """
     qlen = istate[QLEN]
     # overdue jobs (waiting more than Θ) form a prefix of the live queue, which is in job order
-    for i in range(qlen):
+    for i in range(qlen if threshold_s < np.inf else 0):
         j = iwork[QUEUE, i]
         if iwork[STATUS, j] != WAITING:
             continue
         if not now - jobs[SUBMIT, j] > threshold_s:
             break
         if jobs[PROCS, j] > istate[FREE]:
-            return j
+            return j, -1
         _start(j, now, STARTED_HEAD, jobs, istate, iwork, fwork)
     if p_static:
         for i in range(istate[P_HEAD], qlen):
@@ -327,12 +364,12 @@ def _start_from_head(now, threshold_s, p_static, p_row, jobs, keys, istate, iwor
                 continue
             if jobs[PROCS, j] > istate[FREE]:
                 istate[P_HEAD] = i
-                return j
+                return j, -1
             _start(j, now, STARTED_HEAD, jobs, istate, iwork, fwork)
             if p_row == BQ:
                 iwork[BQ_PROCS, i] = _GONE
         istate[P_HEAD] = qlen
-        return -1
+        return -1, -1
     count = _dynamic_keys(now, P_BASE, P_DIV, False, -1, np.inf, np.int64(0), jobs, keys, istate,
                           iwork, fwork)  # fmt: skip
     # usually at most a few jobs start per pass: scan for the minimum (strict '<' in job order
@@ -345,19 +382,19 @@ def _start_from_head(now, threshold_s, p_static, p_row, jobs, keys, istate, iwor
                 best = i
                 best_key = fwork[KEY, i]
         if best < 0:
-            return -1
+            return -1, count
         j = iwork[CAND, best]
         iwork[CAND, best] = -1
         if jobs[PROCS, j] > istate[FREE]:
-            return j
+            return j, count
         _start(j, now, STARTED_HEAD, jobs, istate, iwork, fwork)
     for j in _ordered_candidates(count, iwork, fwork):
-        if j < 0:
+        if j < 0 or iwork[STATUS, j] != WAITING:
             continue
         if jobs[PROCS, j] > istate[FREE]:
-            return j
+            return j, count
         _start(j, now, STARTED_HEAD, jobs, istate, iwork, fwork)
-    return -1
+    return -1, count
 
 
 @jit
@@ -391,7 +428,7 @@ def _backfill_overdue(now, threshold_s, head, shadow, extra, jobs, istate, iwork
     return extra
 
 
-@jit
+@jit(inline=True)
 def _fits_somewhere(indexed, jobs, istate, iwork):
     """True when some waiting job fits in the free processors (else a pass starts nothing)."""
     free = istate[FREE]
@@ -411,7 +448,7 @@ def _fits_somewhere(indexed, jobs, istate, iwork):
     return False
 
 
-@jit
+@jit(inline=True)
 def _backfill_indexed(now, head, shadow, extra, b_mode, jobs, istate, iwork, fwork):
     """Step 4 over the static list BQ with its block index (``b_mode`` ``B_INDEXED*``)."""
     by_estimate = b_mode == B_INDEXED_BY_ESTIMATE
@@ -466,7 +503,8 @@ def _schedule(now, p_static, p_row, b_static, b_mode, threshold_s, threshold_bac
         if istate[RLEN] > 0 and fwork[EST_END, iwork[RUNNING, 0]] <= now:
             _revise_outlived(now, outlive, jobs, istate, iwork, fwork)
         return
-    head = _start_from_head(now, threshold_s, p_static, p_row, jobs, keys, istate, iwork, fwork)
+    head, keyed = _start_from_head(now, threshold_s, p_static, p_row, jobs, keys, istate, iwork,
+                                   fwork)  # fmt: skip
     if head < 0:
         return
     # step 3: the reservation, after the revision of outlived estimates
@@ -490,8 +528,11 @@ def _schedule(now, p_static, p_row, b_static, b_mode, threshold_s, threshold_bac
         count = istate[QLEN]
         row = BQ
     else:
-        count = _dynamic_keys(now, B_BASE, B_DIV, True, head, shadow, extra, jobs, keys, istate,
-                              iwork, fwork)  # fmt: skip
+        if p_row == BQ and keyed >= 0:  # the same key: reuse the primary's keys of this pass
+            count = _startable_keyed(now, head, shadow, extra, keyed, jobs, istate, iwork, fwork)
+        else:
+            count = _dynamic_keys(now, B_BASE, B_DIV, True, head, shadow, extra, jobs, keys,
+                                  istate, iwork, fwork)  # fmt: skip
         _sort_candidates(count, iwork, fwork)
         row = CAND
     for i in range(count):
@@ -530,11 +571,14 @@ def _compact(iwork, istate, p_static, b_static):
     istate[P_HEAD] = 0
 
 
-@jit
+@jit(inline=True)
 def _sorted_insert(iwork, row, size, j, keys, key_row):
     """Insert job ``j`` into list ``row[:size]`` sorted by ``keys[key_row]``, after equal keys
     (``j`` is the newest job, so ties stay in job order); return its position."""
     k = keys[key_row, j]
+    if size == 0 or keys[key_row, iwork[row, size - 1]] <= k:
+        iwork[row, size] = j  # the usual case of FCFS-like keys: the end
+        return size
     lo, hi = 0, size
     while lo < hi:
         mid = (lo + hi) >> 1
@@ -542,8 +586,7 @@ def _sorted_insert(iwork, row, size, j, keys, key_row):
             lo = mid + 1
         else:
             hi = mid
-    for i in range(size, lo, -1):
-        iwork[row, i] = iwork[row, i - 1]
+    shift_right(iwork, row, lo, size)
     iwork[row, lo] = j
     return lo
 
@@ -569,13 +612,12 @@ def _index_blocks(iwork, size, first):
         iwork[BQ_MIN, b] = low
 
 
-@jit
+@jit(inline=True)
 def _index_insert(jobs, iwork, size, j, keys):
     """Insert job ``j`` into BQ (``size`` entries) and keep BQ_PROCS and BQ_MIN beside it;
     return its position."""
     pos = _sorted_insert(iwork, BQ, size, j, keys, B_BASE)
-    for i in range(size, pos, -1):
-        iwork[BQ_PROCS, i] = iwork[BQ_PROCS, i - 1]
+    shift_right(iwork, BQ_PROCS, pos, size)
     q = np.int64(jobs[PROCS, j])
     iwork[BQ_PROCS, pos] = q
     # BQ_MIN stays a lower bound (exact again at the next compaction): each later block gains

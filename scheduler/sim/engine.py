@@ -193,8 +193,8 @@ class Simulation:
                 b_static = key.is_static
                 if b_static:
                     b_mode = _backfill_mode(self.jobs, keys[kernel.B_BASE])
-                    if p_static and backfill == primary:
-                        p_row = kernel.BQ  # one sorted list serves both orders
+                if backfill == primary:
+                    p_row = kernel.BQ  # one order: one sorted list, or keys computed once a pass
             entry = (keys, (p_static, p_row, b_static, b_mode))
             self._pair_keys[(primary, backfill)] = entry
         self._keys, self._static = entry
