@@ -184,14 +184,7 @@ def _median_seconds(action: Callable[[], object], repeat: int) -> float:
 
 
 def _simulation_seconds(arrays: JobArrays, m: int, policy: str, repeat: int) -> float:
-    submit, procs, run, req, ids = arrays
-
-    def once() -> None:
-        Simulation(submit, procs, run, req, m, job_id=ids, validate=False).run(
-            primary=policy, backfill=policy
-        )
-
-    return _best_seconds(once, repeat)
+    return _best_seconds(_engine_call(arrays, m, policy), repeat)
 
 
 def one_week(arrays: JobArrays, week_index: int) -> JobArrays:

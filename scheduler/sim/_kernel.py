@@ -263,6 +263,15 @@ def _reservation(head_procs, classic, jobs, istate, iwork, fwork):
 
 
 @jit(inline=True)
+def _could_start(now, j, head, shadow, extra, free, jobs, fwork):
+    """True when waiting job ``j`` is a backfill candidate that could start in this step: not
+    the head, ``q <= free`` and either ``now + est <= shadow`` or ``q <= extra`` (free and extra
+    processors only decrease during the step, so a job failing this is refused by the walk)."""
+    q = jobs[PROCS, j]
+    return j != head and q <= free and (now + fwork[EST_CUR, j] <= shadow or q <= extra)
+
+
+@jit(inline=True)
 def _dynamic_keys(now, base_row, div_row, fits_only, head, shadow, extra, jobs, keys, istate,
                   iwork, fwork):  # fmt: skip
     """Collect waiting jobs in job order into CAND with their keys at ``now`` in KEY.
@@ -277,12 +286,8 @@ def _dynamic_keys(now, base_row, div_row, fits_only, head, shadow, extra, jobs, 
         j = iwork[QUEUE, i]
         if iwork[STATUS, j] != WAITING:
             continue
-        if fits_only:
-            q = jobs[PROCS, j]
-            if j == head or q > free:
-                continue
-            if now + fwork[EST_CUR, j] > shadow and q > extra:
-                continue
+        if fits_only and not _could_start(now, j, head, shadow, extra, free, jobs, fwork):
+            continue
         iwork[CAND, count] = j
         fwork[KEY, count] = keys[base_row, j] + (now - jobs[SUBMIT, j]) / keys[div_row, j]
         count += 1
@@ -298,10 +303,9 @@ def _startable_keyed(now, head, shadow, extra, keyed, jobs, istate, iwork, fwork
     count = 0
     for i in range(keyed):
         j = iwork[CAND, i]
-        if j < 0 or j == head or iwork[STATUS, j] != WAITING:
+        if j < 0 or iwork[STATUS, j] != WAITING:
             continue
-        q = jobs[PROCS, j]
-        if q > free or (now + fwork[EST_CUR, j] > shadow and q > extra):
+        if not _could_start(now, j, head, shadow, extra, free, jobs, fwork):
             continue
         iwork[CAND, count] = j
         fwork[KEY, count] = fwork[KEY, i]
@@ -602,16 +606,6 @@ def _rebuild_sorted(iwork, istate, row, keys, key_row):
         iwork[row, i] = queue[order[i]]
 
 
-@jit
-def _index_blocks(iwork, size, first):
-    """Recompute BQ_MIN for the blocks of BQ_PROCS[:size] from position ``first`` on."""
-    for b in range(first // _BLOCK, (size + _BLOCK - 1) // _BLOCK):
-        low = iwork[BQ_PROCS, b * _BLOCK]
-        for i in range(b * _BLOCK + 1, min(size, (b + 1) * _BLOCK)):
-            low = min(low, iwork[BQ_PROCS, i])
-        iwork[BQ_MIN, b] = low
-
-
 @jit(inline=True)
 def _index_insert(jobs, iwork, size, j, keys):
     """Insert job ``j`` into BQ (``size`` entries) and keep BQ_PROCS and BQ_MIN beside it;
@@ -641,7 +635,8 @@ def _index_rebuild(jobs, iwork, istate):
     qlen = istate[QLEN]
     for i in range(qlen):
         iwork[BQ_PROCS, i] = np.int64(jobs[PROCS, iwork[BQ, i]])
-    _index_blocks(iwork, qlen, 0)
+    for b in range((qlen + _BLOCK - 1) // _BLOCK):
+        iwork[BQ_MIN, b] = iwork[BQ_PROCS, b * _BLOCK : min(qlen, (b + 1) * _BLOCK)].min()
 
 
 # -- the event loop ------------------------------------------------------------------------------
