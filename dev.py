@@ -77,7 +77,10 @@ def test(*extra: str) -> int:
         done = subprocess.run(lint, cwd=ROOT)
         if done.returncode != 0:
             return done.returncode
-    return subprocess.run([python, "-m", "pytest", *extra], cwd=ROOT).returncode
+    # one pytest worker per core (pytest-xdist), each taking whole test files, so that a
+    # module's fixtures (a tiny study run once, shared by its tests) are built once
+    parallel = ["-n", "auto", "--dist", "loadfile"]
+    return subprocess.run([python, "-m", "pytest", *parallel, *extra], cwd=ROOT).returncode
 
 
 def test_cluster(*extra: str) -> int:

@@ -1,5 +1,6 @@
 # Helpers shared by the rules: config validation, the study plan, file names, input functions.
 import re
+from types import SimpleNamespace
 
 from snakemake.utils import validate
 
@@ -23,6 +24,8 @@ validate(config, schema="../schemas/config.schema.yaml")
 # The studies to run (config key `studies`); a study left out is neither checked nor planned,
 # and its rules file is not included (Snakefile).
 STUDIES = tuple(config["studies"])
+# Fine simulation jobs per Snakemake job (config key `bundle`; 1: one job each).
+BUNDLE = config["bundle"]
 LEARNED_PLAN = learned_plan(config) if "learned" in STUDIES else None
 LEARNED = "results/learned"
 # The learned functions are policies of every study: LF<k> is the rank-k function of the
@@ -125,6 +128,29 @@ def pairs_of(split):
     return list(
         dict.fromkeys((case.primary, case.backfill) for case in PLAN.cases_of(split))
     )
+
+
+def pair_bundles(split):
+    """The policy pairs of a week source dealt into bundles of `bundle` pairs (config key
+    `bundle`: one Snakemake job per (trace, source, batch, bundle) when it is above 1).
+    """
+    pairs = pairs_of(split)
+    return [pairs[k : k + BUNDLE] for k in range(0, len(pairs), BUNDLE)]
+
+
+def bundle_pairs(split, pairs):
+    """simulate_bundle's description of each pair: its policies and (label, seconds) of every
+    threshold it is simulated under on the week source."""
+    return [
+        {
+            "primary": primary,
+            "backfill": backfill,
+            "thresholds": pair_thresholds(
+                SimpleNamespace(split=split, primary=primary, backfill=backfill)
+            ),
+        }
+        for primary, backfill in pairs
+    ]
 
 
 def pair_thresholds(wildcards):
@@ -300,6 +326,115 @@ def online_costs_input(wildcards):
     if not ONLINE_PLAN.strategy(wildcards.strategy).needs_simulation:
         return []
     return f"{ONLINE}/{wildcards.trace}/costs/{wildcards.period}/replica{wildcards.replica}.parquet"
+
+
+def online_cost_periods():
+    """The periods whose simulated costs some run needs (the full and noisy selectors)."""
+    runs = ONLINE_PLAN.runs()
+    return list(dict.fromkeys(period for s, period in runs if s.needs_simulation))
+
+
+def period_cost_settings():
+    """The study-wide keyword arguments of online_steps.period_costs."""
+    return {
+        "policies": list(ONLINE_PLAN.policies),
+        "threshold_s": ONLINE_PLAN.threshold_s,
+        "threshold_backfill": ONLINE_PLAN.threshold_backfill,
+        "period_alignment": ONLINE_PLAN.period_alignment,
+    }
+
+
+def long_trace_settings():
+    """The study-wide keyword arguments of online_steps.make_long_trace."""
+    return {
+        "weeks": ONLINE_PLAN.weeks,
+        "seed": ONLINE_PLAN.seed,
+        "method": ONLINE_PLAN.resampling,
+        "alignment": ONLINE_PLAN.week_alignment,
+    }
+
+
+def online_replica_files(trace, replica):
+    """Every output and log of one replica's jobs (the long trace, the period costs, each
+    run's curve and choices): the paths of long_trace, period_costs and online_run, which
+    online_replica (config key `bundle` above 1) writes in one job."""
+    out, logs = f"{ONLINE}/{trace}", f"logs/online/{trace}"
+    costs = {p: f"costs/{p}/replica{replica}" for p in online_cost_periods()}
+    runs = {
+        (s.slug, p): f"{p}/{s.slug}/replica{replica}" for s, p in ONLINE_PLAN.runs()
+    }
+    return {
+        "trace": (
+            f"{out}/traces/replica{replica}.parquet",
+            f"{logs}/traces/replica{replica}.log",
+        ),
+        "costs": {
+            p: (f"{out}/{c}.parquet", f"{logs}/{c}.log") for p, c in costs.items()
+        },
+        "runs": {
+            key: (
+                f"{out}/runs/{r}.parquet",
+                f"{out}/choices/{r}.parquet",
+                f"{logs}/runs/{r}.log",
+            )
+            for key, r in runs.items()
+        },
+    }
+
+
+def online_replica_outputs(kind):
+    """The output (kind "output") or log (kind "log") patterns of rule online_replica."""
+    files = online_replica_files("{trace}", "{replica}")
+    column = 1 if kind == "log" else 0
+    paths = [files["trace"][column]]
+    paths += [pair[column] for pair in files["costs"].values()]
+    if kind == "log":
+        return paths + [run[2] for run in files["runs"].values()]
+    return paths + [path for run in files["runs"].values() for path in run[:2]]
+
+
+def online_replica_jobs(wildcards):
+    """online_steps.online_replica's keyword arguments for one replica: each job's own
+    arguments, as the rules long_trace, period_costs and online_run give them."""
+    trace, replica = wildcards.trace, wildcards.replica
+    files = online_replica_files(trace, replica)
+    costs = [
+        {
+            "out_path": path,
+            "trace": trace,
+            "replica": int(replica),
+            "period": period,
+            "period_s": period_seconds(SimpleNamespace(period=period)),
+            "log_path": log,
+            **period_cost_settings(),
+        }
+        for period, (path, log) in files["costs"].items()
+    ]
+    runs = []
+    for (slug, period), (curve, choices, log) in files["runs"].items():
+        run = SimpleNamespace(
+            trace=trace, replica=replica, period=period, strategy=slug
+        )
+        costs_path = files["costs"][period][0] if online_costs_input(run) else None
+        runs.append(
+            {
+                "curve_path": curve,
+                "choices_path": choices,
+                "costs_path": costs_path,
+                "log_path": log,
+                **online_run_settings(run),
+            }
+        )
+    long_trace = {
+        "trace": trace,
+        "replica": int(replica),
+        "log_path": files["trace"][1],
+    }
+    return {
+        "long_trace": {**long_trace, **long_trace_settings()},
+        "costs": costs,
+        "runs": runs,
+    }
 
 
 def online_run_files(kind):

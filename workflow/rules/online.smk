@@ -5,103 +5,119 @@
 # local midnights / Mondays (online.period_alignment); README.md, docs/tuning.md.
 
 
-rule long_trace:
-    input:
-        "results/{trace}/filtered.parquet",
-    output:
-        f"{ONLINE}/{{trace}}/traces/replica{{replica}}.parquet",
-    log:
-        "logs/online/{trace}/traces/replica{replica}.log",
-    benchmark:
-        "benchmarks/online/{trace}/traces/replica{replica}.tsv"
-    group:
-        "online"
-    conda:
-        "../envs/schedlab.yaml"
-    params:
-        weeks=ONLINE_PLAN.weeks,
-        seed=ONLINE_PLAN.seed,
-        method=ONLINE_PLAN.resampling,
-        alignment=ONLINE_PLAN.week_alignment,
-        code=step_hash(online_steps.make_long_trace),
-    run:
-        online_steps.make_long_trace(
-            input[0],
-            output[0],
-            trace=wildcards.trace,
-            replica=int(wildcards.replica),
-            weeks=params.weeks,
-            seed=params.seed,
-            method=params.method,
-            alignment=params.alignment,
-            log_path=log[0],
-        )
+# With the config key `bundle` above 1 (clusters), one job per replica runs its long trace,
+# period costs and every run one after the other (online_steps.online_replica): same files,
+# same contents.
+if BUNDLE == 1:
 
+    rule long_trace:
+        input:
+            "results/{trace}/filtered.parquet",
+        output:
+            f"{ONLINE}/{{trace}}/traces/replica{{replica}}.parquet",
+        log:
+            "logs/online/{trace}/traces/replica{replica}.log",
+        benchmark:
+            "benchmarks/online/{trace}/traces/replica{replica}.tsv"
+        group:
+            "online"
+        conda:
+            "../envs/schedlab.yaml"
+        params:
+            settings=long_trace_settings(),
+            code=step_hash(online_steps.make_long_trace),
+        run:
+            online_steps.make_long_trace(
+                input[0],
+                output[0],
+                trace=wildcards.trace,
+                replica=int(wildcards.replica),
+                log_path=log[0],
+                **params.settings,
+            )
 
-rule period_costs:
-    input:
-        trace=f"{ONLINE}/{{trace}}/traces/replica{{replica}}.parquet",
-        learned=online_learned_input,
-    output:
-        f"{ONLINE}/{{trace}}/costs/{{period}}/replica{{replica}}.parquet",
-    log:
-        "logs/online/{trace}/costs/{period}/replica{replica}.log",
-    benchmark:
-        "benchmarks/online/{trace}/costs/{period}/replica{replica}.tsv"
-    group:
-        "online"
-    conda:
-        "../envs/schedlab.yaml"
-    params:
-        period_s=period_seconds,
-        settings={
-            "policies": list(ONLINE_PLAN.policies),
-            "threshold_s": ONLINE_PLAN.threshold_s,
-            "threshold_backfill": ONLINE_PLAN.threshold_backfill,
-            "period_alignment": ONLINE_PLAN.period_alignment,
-        },
-        code=step_hash(online_steps.period_costs),
-    run:
-        online_steps.period_costs(
-            input.trace,
-            output[0],
-            trace=wildcards.trace,
-            replica=int(wildcards.replica),
-            period=wildcards.period,
-            period_s=params.period_s,
-            log_path=log[0],
-            **params.settings,
-        )
+    rule period_costs:
+        input:
+            trace=f"{ONLINE}/{{trace}}/traces/replica{{replica}}.parquet",
+            learned=online_learned_input,
+        output:
+            f"{ONLINE}/{{trace}}/costs/{{period}}/replica{{replica}}.parquet",
+        log:
+            "logs/online/{trace}/costs/{period}/replica{replica}.log",
+        benchmark:
+            "benchmarks/online/{trace}/costs/{period}/replica{replica}.tsv"
+        group:
+            "online"
+        conda:
+            "../envs/schedlab.yaml"
+        params:
+            period_s=period_seconds,
+            settings=period_cost_settings(),
+            code=step_hash(online_steps.period_costs),
+        run:
+            online_steps.period_costs(
+                input.trace,
+                output[0],
+                trace=wildcards.trace,
+                replica=int(wildcards.replica),
+                period=wildcards.period,
+                period_s=params.period_s,
+                log_path=log[0],
+                **params.settings,
+            )
 
+    rule online_run:
+        input:
+            trace=f"{ONLINE}/{{trace}}/traces/replica{{replica}}.parquet",
+            costs=online_costs_input,
+            learned=online_learned_input,
+        output:
+            curve=f"{ONLINE}/{{trace}}/runs/{{period}}/{{strategy}}/replica{{replica}}.parquet",
+            choices=f"{ONLINE}/{{trace}}/choices/{{period}}/{{strategy}}/replica{{replica}}.parquet",
+        log:
+            "logs/online/{trace}/runs/{period}/{strategy}/replica{replica}.log",
+        benchmark:
+            "benchmarks/online/{trace}/runs/{period}/{strategy}/replica{replica}.tsv"
+        group:
+            "online"
+        conda:
+            "../envs/schedlab.yaml"
+        params:
+            run=online_run_settings,
+            code=step_hash(online_steps.online_run),
+        run:
+            online_steps.online_run(
+                input.trace,
+                output.curve,
+                output.choices,
+                costs_path=input.costs,
+                log_path=log[0],
+                **params.run,
+            )
 
-rule online_run:
-    input:
-        trace=f"{ONLINE}/{{trace}}/traces/replica{{replica}}.parquet",
-        costs=online_costs_input,
-        learned=online_learned_input,
-    output:
-        curve=f"{ONLINE}/{{trace}}/runs/{{period}}/{{strategy}}/replica{{replica}}.parquet",
-        choices=f"{ONLINE}/{{trace}}/choices/{{period}}/{{strategy}}/replica{{replica}}.parquet",
-    log:
-        "logs/online/{trace}/runs/{period}/{strategy}/replica{replica}.log",
-    benchmark:
-        "benchmarks/online/{trace}/runs/{period}/{strategy}/replica{replica}.tsv"
-    group:
-        "online"
-    conda:
-        "../envs/schedlab.yaml"
-    params:
-        run=online_run_settings,
-        code=step_hash(online_steps.online_run),
-    run:
-        online_steps.online_run(
-            input.trace,
-            output.curve,
-            output.choices,
-            costs_path=input.costs,
-            log_path=log[0],
-            **params.run,
-        )
+else:
+
+    rule online_replica:
+        input:
+            filtered="results/{trace}/filtered.parquet",
+            learned=online_learned_input,
+        output:
+            online_replica_outputs("output"),
+        log:
+            online_replica_outputs("log"),
+        benchmark:
+            "benchmarks/online/{trace}/replica{replica}.tsv"
+        conda:
+            "../envs/schedlab.yaml"
+        params:
+            jobs=online_replica_jobs,
+            code=step_hash(online_steps.online_replica),
+        run:
+            online_steps.online_replica(
+                input.filtered,
+                output[0],
+                **params.jobs,
+            )
 
 
 rule online_tables:

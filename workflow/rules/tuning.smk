@@ -66,36 +66,83 @@ rule resample_weeks:
 # without threshold up to the first instant a job has waited longer than Θ
 # (scheduler.sim.sweep). On a cluster the profile packs many of them per submission through the
 # "simulate" group.
-rule simulate_batch:
-    input:
-        weeks="results/{trace}/weeks/{split}/batch{batch}.parquet",
-        learned=tuning_learned_input,
-    output:
-        f"{TUNING}/{{trace}}/sims/{SIM_PAIR}.parquet",
-    log:
-        f"logs/tuning/{{trace}}/sims/{SIM_PAIR}.log",
-    benchmark:
-        f"benchmarks/tuning/{{trace}}/sims/{SIM_PAIR}.tsv"
-    group:
-        "simulate"
-    conda:
-        "../envs/schedlab.yaml"
-    params:
-        thresholds=pair_thresholds,
-        threshold_backfill=PLAN.threshold_backfill,
-        code=step_hash(tuning_steps.simulate_batch),
-    run:
-        tuning_steps.simulate_batch(
-            input.weeks,
-            output[0],
-            trace=wildcards.trace,
-            split=wildcards.split,
-            primary=wildcards.primary,
-            backfill=wildcards.backfill,
-            thresholds=params.thresholds,
-            threshold_backfill=params.threshold_backfill,
-            log_path=log[0],
-        )
+# With the config key `bundle` above 1 (clusters), one job runs `bundle` pairs of one (trace,
+# week source, batch) one after the other (tuning_steps.simulate_bundle): same files, same
+# contents; one rule per (week source, bundle of pairs), as a rule's outputs are fixed names.
+if BUNDLE == 1:
+
+    rule simulate_batch:
+        input:
+            weeks="results/{trace}/weeks/{split}/batch{batch}.parquet",
+            learned=tuning_learned_input,
+        output:
+            f"{TUNING}/{{trace}}/sims/{SIM_PAIR}.parquet",
+        log:
+            f"logs/tuning/{{trace}}/sims/{SIM_PAIR}.log",
+        benchmark:
+            f"benchmarks/tuning/{{trace}}/sims/{SIM_PAIR}.tsv"
+        group:
+            "simulate"
+        conda:
+            "../envs/schedlab.yaml"
+        params:
+            thresholds=pair_thresholds,
+            threshold_backfill=PLAN.threshold_backfill,
+            code=step_hash(tuning_steps.simulate_batch),
+        run:
+            tuning_steps.simulate_batch(
+                input.weeks,
+                output[0],
+                trace=wildcards.trace,
+                split=wildcards.split,
+                primary=wildcards.primary,
+                backfill=wildcards.backfill,
+                thresholds=params.thresholds,
+                threshold_backfill=params.threshold_backfill,
+                log_path=log[0],
+            )
+
+else:
+    for _split in PLAN.week_splits:
+        for _k, _pairs in enumerate(pair_bundles(_split)):
+
+            rule:
+                name:
+                    f"simulate_bundle_{_split}_{_k}"
+                input:
+                    weeks=f"results/{{trace}}/weeks/{_split}/batch{{batch}}.parquet",
+                    learned=learned_function_input(
+                        *(p for pair in _pairs for p in pair)
+                    ),
+                output:
+                    [
+                        simulation_file("{trace}", _split, *pair, "{batch}")
+                        for pair in _pairs
+                    ],
+                log:
+                    [
+                        f"logs/tuning/{{trace}}/sims/{_split}/{primary}/{backfill}/batch{{batch}}.log"
+                        for primary, backfill in _pairs
+                    ],
+                benchmark:
+                    f"benchmarks/tuning/{{trace}}/sims/{_split}/bundle{_k}/batch{{batch}}.tsv"
+                conda:
+                    "../envs/schedlab.yaml"
+                params:
+                    split=_split,
+                    pairs=bundle_pairs(_split, _pairs),
+                    threshold_backfill=PLAN.threshold_backfill,
+                    code=step_hash(tuning_steps.simulate_bundle),
+                run:
+                    tuning_steps.simulate_bundle(
+                        input.weeks,
+                        list(output),
+                        trace=wildcards.trace,
+                        split=params.split,
+                        pairs=params.pairs,
+                        threshold_backfill=params.threshold_backfill,
+                        log_paths=list(log),
+                    )
 
 
 # params.cases lists every (split, pair, threshold): a new threshold changes no file name (a

@@ -53,6 +53,7 @@ __all__ = [
     "long_trace_period_origin",
     "make_long_trace",
     "online_figure",
+    "online_replica",
     "online_run",
     "online_tables",
     "period_costs",
@@ -232,6 +233,25 @@ def online_run(
         log(f"{trace} replica {replica} {selector.name} Δ={period}: W = "
             f"{result.total_wait_s:.6g} s over {arrays.jobs:,} jobs, {periods} periods, "
             f"{time.perf_counter() - started:.2f} s")  # fmt: skip
+
+
+def online_replica(
+    filtered_path: str,
+    trace_path: str,
+    *,
+    long_trace: Mapping[str, Any],
+    costs: Sequence[Mapping[str, Any]],
+    runs: Sequence[Mapping[str, Any]],
+) -> None:
+    """One replica's jobs in one (the config key ``bundle``, for clusters, where each job pays
+    Snakemake's start-up): :func:`make_long_trace` with the keyword arguments ``long_trace``,
+    then :func:`period_costs` with each mapping of ``costs``, then :func:`online_run` with each
+    of ``runs``, exactly as their own jobs would (each mapping holds its output and log paths)."""
+    make_long_trace(filtered_path, trace_path, **long_trace)
+    for job in costs:
+        period_costs(trace_path, **job)
+    for job in runs:
+        online_run(trace_path, **job)
 
 
 def online_tables(

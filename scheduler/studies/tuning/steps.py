@@ -29,6 +29,7 @@ __all__ = [
     "bootstrap_batch",
     "collect_weekly",
     "simulate_batch",
+    "simulate_bundle",
     "simulate_whole_log",
     "study_figure",
     "summarize_trace",
@@ -69,6 +70,34 @@ def simulate_batch(
         log(f"{trace} {split} EASY-{primary}-{backfill} Θ in {labels}: "
             f"{table.height // len(labels)} weeks, {int(table['jobs'].sum()):,} jobs, "
             f"{elapsed_s:.2f} s")  # fmt: skip
+
+
+def simulate_bundle(
+    weeks_path: str,
+    out_paths: Sequence[str],
+    *,
+    trace: str,
+    split: str,
+    pairs: Sequence[Mapping[str, Any]],
+    threshold_backfill: bool = False,
+    log_paths: Sequence[str] | None = None,
+) -> None:
+    """Several :func:`simulate_batch` jobs in one (the config key ``bundle``, for clusters,
+    where each job pays Snakemake's start-up): pair ``i`` (a mapping with ``primary``,
+    ``backfill`` and ``thresholds``) on the batch ``weeks_path`` writes ``out_paths[i]`` and logs
+    to ``log_paths[i]``, exactly as its own job would, one pair after the other."""
+    if len(out_paths) != len(pairs) or (log_paths is not None and len(log_paths) != len(pairs)):
+        raise ConfigurationError(
+            f"simulate_bundle: {len(pairs)} pairs, {len(out_paths)} outputs, "
+            f"{'no' if log_paths is None else len(log_paths)} logs"
+        )
+    for index, pair in enumerate(pairs):
+        simulate_batch(
+            weeks_path, out_paths[index], trace=trace, split=split,
+            primary=pair["primary"], backfill=pair["backfill"], thresholds=pair["thresholds"],
+            threshold_backfill=threshold_backfill,
+            log_path=None if log_paths is None else log_paths[index],
+        )  # fmt: skip
 
 
 def _read_weekly(paths: Sequence[str]) -> pl.DataFrame:
