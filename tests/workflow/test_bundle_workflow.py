@@ -8,17 +8,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-from workflow.test_workflow import make_project, planned_jobs, snakemake, write_config
+from workflow.test_workflow import (
+    make_project,
+    planned_jobs,
+    result_files,
+    snakemake,
+    write_config,
+)
 
 pytestmark = pytest.mark.workflow
-
-
-def result_files(project: Path) -> dict[str, bytes]:
-    return {
-        str(path.relative_to(project)): path.read_bytes()
-        for path in sorted((project / "results").rglob("*"))
-        if path.is_file()
-    }
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from workflow.test_workflow import job_stats, make_project, tiny_config, write_config
+from workflow.test_workflow import (
+    job_stats,
+    make_project,
+    result_files,
+    tiny_config,
+    write_config,
+)
 
 pytestmark = pytest.mark.cluster
 
@@ -137,14 +143,6 @@ def accounting(env: dict[str, str], job_ids: list[str]) -> dict[str, dict[str, s
         job_id, name, account, state = line.split("|")
         rows[job_id] = {"name": name, "account": account, "state": state}
     return rows
-
-
-def result_files(project: Path) -> dict[str, bytes]:
-    return {
-        str(path.relative_to(project)): path.read_bytes()
-        for path in sorted((project / "results").rglob("*"))
-        if path.is_file()
-    }
 
 
 @pytest.fixture(scope="module")

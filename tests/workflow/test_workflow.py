@@ -109,6 +109,15 @@ def snakemake(
     return done
 
 
+def result_files(project: Path) -> dict[str, bytes]:
+    """Every file under ``project``'s results/ (relative path -> bytes)."""
+    return {
+        str(path.relative_to(project)): path.read_bytes()
+        for path in sorted((project / "results").rglob("*"))
+        if path.is_file()
+    }
+
+
 def planned_jobs(project: Path, pythonpath: Path | None = None) -> dict[str, int]:
     """Rule -> number of jobs Snakemake would run now (from a dry run's job stats)."""
     done = snakemake(project, "--dry-run", "--quiet", "rules", pythonpath=pythonpath)
