@@ -76,3 +76,17 @@ def test_bundles_rerun_as_wholes(projects: tuple[Path, Path], tmp_path: Path) ->
     config["online"]["threshold_backfill"] = False
     write_config(project, config)
     assert planned_jobs(project)["online_replica"] == 2
+
+
+def test_switching_bundle_on_a_finished_study(projects: tuple[Path, Path], tmp_path: Path) -> None:
+    """Other rules with other params make the simulations: Snakemake plans them again unless
+    told to look at modification times only (config/README.md)."""
+    fine, _ = projects
+    project = tmp_path / "copy"
+    shutil.copytree(fine, project, symlinks=True)
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    write_config(project, {**config, "bundle": 3})
+    jobs = planned_jobs(project)
+    assert jobs["online_replica"] == 2 and "simulate_bundle_train_0" in jobs, jobs
+    done = snakemake(project, "--dry-run", "--rerun-triggers", "mtime")
+    assert "Nothing to be done" in done.stdout + done.stderr
