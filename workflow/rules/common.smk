@@ -1,6 +1,5 @@
 # Helpers shared by the rules: config validation, the study plan, file names, input functions.
 import re
-import sys
 from types import SimpleNamespace
 
 from snakemake.utils import validate
@@ -21,12 +20,6 @@ from scheduler.studies.tuning import steps as tuning_steps
 from scheduler.studies.tuning.plan import SimulationCase, tuning_plan
 from scheduler.traces import steps as trace_steps
 
-# Thread mode (profiles/default: force-use-threads) runs the steps as threads of this process.
-# The kernel releases the GIL, but a thread coming back from it waits for the GIL until the
-# thread holding it lets go, which Python asks for every switch interval (5 ms by default):
-# a long simulation paired with a step running Python code waited up to 5 ms after each of its
-# thousands of kernel calls. 0.2 ms (docs/benchmarks.md, issue #17).
-sys.setswitchinterval(2e-4)
 validate(config, schema="../schemas/config.schema.yaml")
 # The studies to run (config key `studies`); a study left out is neither checked nor planned,
 # and its rules file is not included (Snakefile).
