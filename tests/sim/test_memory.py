@@ -114,11 +114,21 @@ def chaotic(cfg: MemoryConfig) -> bool:
     return cfg.estimator == "perceptron" and cfg.gradient == "literal"
 
 
+def rounding_rtol(cfg: MemoryConfig, chaotic_rtol: float) -> float:
+    """How closely A, a_j, E', w and p must agree: ``chaotic_rtol`` for the literal gradient
+    (:func:`chaotic`); 1e-6 for the normalised gradient, whose unit steps amplify rounding
+    differences far less but still do (seen: 5e-8 relative on a_j at run 52 of 55 under
+    implicit-raise feedback, schedules identical; CI, 2026-11-26); 1e-9 otherwise."""
+    if chaotic(cfg):
+        return chaotic_rtol
+    return 1e-6 if cfg.estimator == "perceptron" else 1e-9
+
+
 def both(jobs, **kwargs) -> dict:
     """The reference's result, after checking that the kernel agrees with it."""
     cfg = MemoryConfig(**kwargs)
     want = naive(jobs, cfg)
-    assert_same(fast(jobs, cfg), want, cfg, rtol=1e-5 if chaotic(cfg) else 1e-9)
+    assert_same(fast(jobs, cfg), want, cfg, rtol=rounding_rtol(cfg, 1e-5))
     return want
 
 
@@ -453,7 +463,7 @@ def check_against_reference(jobs, cfg) -> bool:
     got, want = fast(jobs, cfg), naive(jobs, cfg)
     diverge = first_divergence(got, want)
     if diverge is None:
-        assert_same(got, want, cfg, rtol=1e-4 if chaotic(cfg) else 1e-9)
+        assert_same(got, want, cfg, rtol=rounding_rtol(cfg, 1e-4))
         return True
     levels = (*cfg.class_memory_mb, *(j.used_mb for j in jobs))
     if float_tie(got, want, diverge, levels):
@@ -465,7 +475,7 @@ def check_against_reference(jobs, cfg) -> bool:
             atol=1e-3 * cfg.largest_memory_mb, err_msg=f"run_estimate_mb {cfg}",
         )  # fmt: skip
         return False
-    assert_same(got, want, cfg)
+    assert_same(got, want, cfg, rtol=rounding_rtol(cfg, 1e-4))
     return True
 
 
