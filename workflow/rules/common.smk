@@ -58,9 +58,11 @@ PER_TRACE_FIGURES = tuning_steps.TRACE_FIGURES
 STUDY_FIGURES = tuning_steps.STUDY_FIGURES
 
 
-def simulation_file(trace, split, primary, backfill, batch):
-    """The one place that spells a simulation job's output path."""
+def simulation_file(trace, split, primary, backfill, batch, kind="output"):
+    """The one place that spells a simulation job's output path (kind "log": its log)."""
     case = SIM_PAIR.format(split=split, primary=primary, backfill=backfill, batch=batch)
+    if kind == "log":
+        return f"logs/tuning/{trace}/sims/{case}.log"
     return f"{TUNING}/{trace}/sims/{case}.parquet"
 
 

@@ -121,8 +121,8 @@ else:
                     ],
                 log:
                     [
-                        f"logs/tuning/{{trace}}/sims/{_split}/{primary}/{backfill}/batch{{batch}}.log"
-                        for primary, backfill in _pairs
+                        simulation_file("{trace}", _split, *pair, "{batch}", kind="log")
+                        for pair in _pairs
                     ],
                 benchmark:
                     f"benchmarks/tuning/{{trace}}/sims/{_split}/bundle{_k}/batch{{batch}}.tsv"
