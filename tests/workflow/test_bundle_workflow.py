@@ -90,3 +90,15 @@ def test_switching_bundle_on_a_finished_study(projects: tuple[Path, Path], tmp_p
     assert jobs["online_replica"] == 2 and "simulate_bundle_train_0" in jobs, jobs
     done = snakemake(project, "--dry-run", "--rerun-triggers", "mtime")
     assert "Nothing to be done" in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("value", [0, "25"])
+def test_a_bad_bundle_is_refused_naming_the_key(tmp_path: Path, kth_path: Path, value) -> None:
+    project = make_project(tmp_path, kth_path)
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    write_config(project, {**config, "bundle": value})
+    done = snakemake(project, "--dry-run", check=False)
+    assert done.returncode != 0
+    output = done.stdout + done.stderr
+    assert "bundle" in output and "ValidationError" in output, output
+    assert not (project / "results").exists()
