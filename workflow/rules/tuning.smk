@@ -121,7 +121,9 @@ else:
                     ],
                 log:
                     [
-                        simulation_file("{trace}", _split, *pair, "{batch}", kind="log")
+                        simulation_file(
+                            "{trace}", _split, *pair, "{batch}", kind="log"
+                        )
                         for pair in _pairs
                     ],
                 benchmark:
