@@ -5,6 +5,7 @@ from types import SimpleNamespace
 from snakemake.utils import validate
 
 from scheduler.core.code_hash import step_hash
+from scheduler.core.step_pool import StepPool
 from scheduler.policies.learned import register_learned
 from scheduler.studies.learned import steps as learned_steps
 from scheduler.studies.learned.plan import learned_plan
@@ -32,14 +33,69 @@ LEARNED = "results/learned"
 # learned study's fit (registered here, read when a simulation computes its keys; the rules
 # that simulate with one take the fit file as an input).
 LEARNED_FUNCTIONS = f"{LEARNED}/functions.parquet"
-if LEARNED_PLAN is not None:
-    for _rank, _name in enumerate(LEARNED_PLAN.learned_names, start=1):
-        register_learned(_name, f"learned:{LEARNED_FUNCTIONS}#{_rank}")
+# (the same registrations are made in every worker process of the step pool, below)
+LEARNED_REGISTRATIONS = (
+    []
+    if LEARNED_PLAN is None
+    else [
+        (register_learned, (_name, f"learned:{LEARNED_FUNCTIONS}#{_rank}"))
+        for _rank, _name in enumerate(LEARNED_PLAN.learned_names, start=1)
+    ]
+)
+for _register, _args in LEARNED_REGISTRATIONS:
+    _register(*_args)
 PLAN = tuning_plan(config) if "tuning" in STUDIES else None
 ONLINE_PLAN = online_plan(config) if "online" in STUDIES else None
 PREDICTION_PLAN = prediction_plan(config) if "prediction" in STUDIES else None
 REDIRECT_PLAN = redirect_plan(config) if "redirect" in STUDIES else None
 MEMORY_PLAN = memory_plan(config) if "memory" in STUDIES else None
+
+# The steps run in a pool of worker processes (config key `step_processes`) when this process
+# runs the jobs as threads (the local default profile): scheduler.core.step_pool says why. Cluster
+# jobs (remote), jobs spawned as processes (--no-force-use-threads) and a Snakemake main process
+# handing its jobs to a cluster run each step where they are. Started on the first step.
+_STEP_POOL = []
+
+
+def step_pool():
+    """The step pool, started on the first call; None when the steps run where they are called.
+    Decided at run time (a lint or a dry run has no execution settings)."""
+    if not _STEP_POOL:
+        in_use = (
+            config["step_processes"]
+            and workflow.is_main_process
+            and workflow.local_exec
+            and workflow.use_threads
+        )
+        _STEP_POOL.append(
+            StepPool(workflow.cores, setup=LEARNED_REGISTRATIONS) if in_use else None
+        )
+    return _STEP_POOL[0]
+
+
+def _plain(value):
+    """Snakemake's file names and lists (str and list subclasses holding a reference to their
+    rule) as plain str and list, so that a step's arguments travel to a worker as values.
+    """
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, tuple):
+        return tuple(_plain(item) for item in value)
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
+def run_step(step, *args, **kwargs):
+    """Call a step function, in a worker process of the step pool when it is in use (same
+    files, same result, same error message either way)."""
+    pool = step_pool()
+    if pool is None:
+        return step(*args, **kwargs)
+    return pool.run(step, *_plain(args), **_plain(kwargs))
+
 
 # The params of each step hold step_hash(<the step function it calls>), the hash of the modules
 # that function can import (derived from the import graph by scheduler.core.code_hash), so

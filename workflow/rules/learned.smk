@@ -18,7 +18,8 @@ rule learned_model:
         seed=LEARNED_PLAN.seed,
         code=step_hash(learned_steps.model_trace),
     run:
-        learned_steps.model_trace(
+        run_step(
+            learned_steps.model_trace,
             output[0],
             procs=int(wildcards.procs),
             jobs=params.jobs,
@@ -44,7 +45,8 @@ rule learned_tuples:
         seed=LEARNED_PLAN.seed,
         code=step_hash(learned_steps.draw_tuples),
     run:
-        learned_steps.draw_tuples(
+        run_step(
+            learned_steps.draw_tuples,
             input[0],
             output[0],
             tuples=params.tuples,
@@ -75,7 +77,8 @@ rule learned_scores:
         seed=LEARNED_PLAN.seed,
         code=step_hash(learned_steps.tuple_scores),
     run:
-        learned_steps.tuple_scores(
+        run_step(
+            learned_steps.tuple_scores,
             input[0],
             output[0],
             trials=params.trials,
@@ -108,7 +111,8 @@ rule learned_fit:
         top=LEARNED_PLAN.top,
         code=step_hash(learned_steps.fit_functions),
     run:
-        learned_steps.fit_functions(
+        run_step(
+            learned_steps.fit_functions,
             input,
             output.forms,
             output.functions,
@@ -144,7 +148,8 @@ rule learned_convergence:
         seed=LEARNED_PLAN.seed,
         code=step_hash(learned_steps.convergence_curve),
     run:
-        learned_steps.convergence_curve(
+        run_step(
+            learned_steps.convergence_curve,
             input[0],
             output.table,
             output.png,
@@ -176,7 +181,8 @@ rule learned_function_figure:
     params:
         code=step_hash(learned_steps.function_figure),
     run:
-        learned_steps.function_figure(
+        run_step(
+            learned_steps.function_figure,
             input[0],
             output.png,
             output.pdf,
@@ -202,7 +208,8 @@ rule learned_evaluate:
         settings=evaluation_settings,
         code=step_hash(learned_steps.evaluate_workload),
     run:
-        learned_steps.evaluate_workload(
+        run_step(
+            learned_steps.evaluate_workload,
             input.workload,
             input.functions,
             output[0],
@@ -241,7 +248,8 @@ rule learned_evaluation_tables:
         modes=list(LEARNED_PLAN.modes),
         code=step_hash(learned_steps.evaluation_tables),
     run:
-        learned_steps.evaluation_tables(
+        run_step(
+            learned_steps.evaluation_tables,
             input,
             output.parquet,
             output.csv,

@@ -18,7 +18,8 @@ rule memory_filter:
         settings=memory_filter_settings(),
         code=step_hash(memory_steps.filter_memory_jobs),
     run:
-        memory_steps.filter_memory_jobs(
+        run_step(
+            memory_steps.filter_memory_jobs,
             input[0],
             output.jobs,
             output.report,
@@ -46,7 +47,8 @@ rule memory_simulate:
         settings=memory_load_settings,
         code=step_hash(memory_steps.simulate_batch),
     run:
-        memory_steps.simulate_batch(
+        run_step(
+            memory_steps.simulate_batch,
             input[0],
             output[0],
             kind="load",
@@ -76,7 +78,8 @@ rule memory_sweep:
         settings=memory_sweep_settings,
         code=step_hash(memory_steps.simulate_batch),
     run:
-        memory_steps.simulate_batch(
+        run_step(
+            memory_steps.simulate_batch,
             input[0],
             output[0],
             kind="sweep",
@@ -125,7 +128,8 @@ rule memory_tables:
         saturation_load=MEMORY_PLAN.saturation_load,
         code=step_hash(memory_steps.memory_tables),
     run:
-        memory_steps.memory_tables(
+        run_step(
+            memory_steps.memory_tables,
             input.runs,
             input.reports,
             *output,
@@ -155,7 +159,8 @@ rule memory_figure:
     params:
         code=step_hash(memory_steps.memory_figure),
     run:
-        memory_steps.memory_figure(
+        run_step(
+            memory_steps.memory_figure,
             wildcards.memory_figure,
             input.intervals,
             input.ratios,

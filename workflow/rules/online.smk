@@ -27,7 +27,8 @@ if BUNDLE == 1:
             settings=long_trace_settings(),
             code=step_hash(online_steps.make_long_trace),
         run:
-            online_steps.make_long_trace(
+            run_step(
+                online_steps.make_long_trace,
                 input[0],
                 output[0],
                 trace=wildcards.trace,
@@ -55,7 +56,8 @@ if BUNDLE == 1:
             settings=period_cost_settings(),
             code=step_hash(online_steps.period_costs),
         run:
-            online_steps.period_costs(
+            run_step(
+                online_steps.period_costs,
                 input.trace,
                 output[0],
                 trace=wildcards.trace,
@@ -86,7 +88,8 @@ if BUNDLE == 1:
             run=online_run_settings,
             code=step_hash(online_steps.online_run),
         run:
-            online_steps.online_run(
+            run_step(
+                online_steps.online_run,
                 input.trace,
                 output.curve,
                 output.choices,
@@ -113,7 +116,8 @@ else:
             jobs=online_replica_jobs,
             code=step_hash(online_steps.online_replica),
         run:
-            online_steps.online_replica(
+            run_step(
+                online_steps.online_replica,
                 input.filtered,
                 output[0],
                 **params.jobs,
@@ -147,7 +151,8 @@ rule online_tables:
         },
         code=step_hash(online_steps.online_tables),
     run:
-        online_steps.online_tables(
+        run_step(
+            online_steps.online_tables,
             input.curves,
             input.choices,
             dict(output.items()),
@@ -180,7 +185,8 @@ rule online_figure:
         threshold_s=ONLINE_PLAN.threshold_s,
         code=step_hash(online_steps.online_figure),
     run:
-        online_steps.online_figure(
+        run_step(
+            online_steps.online_figure,
             wildcards.online_figure,
             wildcards.trace,
             input.improvement,

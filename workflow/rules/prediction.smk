@@ -23,7 +23,8 @@ rule simulate_technique:
         learner=PREDICTION_PLAN.learner(),
         code=step_hash(prediction_steps.simulate_technique),
     run:
-        prediction_steps.simulate_technique(
+        run_step(
+            prediction_steps.simulate_technique,
             input[0],
             output.runs,
             output.predictions,
@@ -54,7 +55,8 @@ rule prediction_runs:
     params:
         code=step_hash(prediction_steps.collect_runs),
     run:
-        prediction_steps.collect_runs(
+        run_step(
+            prediction_steps.collect_runs,
             input,
             output.parquet,
             output.csv,
@@ -76,7 +78,8 @@ rule prediction_tables:
         lolo_score=PREDICTION_PLAN.lolo_score,
         code=step_hash(prediction_steps.prediction_tables),
     run:
-        prediction_steps.prediction_tables(
+        run_step(
+            prediction_steps.prediction_tables,
             input[0],
             dict(output.items()),
             lolo_score=params.lolo_score,
@@ -105,7 +108,8 @@ rule prediction_trace_figure:
     params:
         code=step_hash(prediction_steps.trace_figure),
     run:
-        prediction_steps.trace_figure(
+        run_step(
+            prediction_steps.trace_figure,
             wildcards.prediction_figure,
             input.runs,
             input.predictions,
@@ -136,7 +140,8 @@ rule prediction_study_figure:
     params:
         code=step_hash(prediction_steps.study_figure),
     run:
-        prediction_steps.study_figure(
+        run_step(
+            prediction_steps.study_figure,
             wildcards.prediction_figure,
             input[0],
             output.png,

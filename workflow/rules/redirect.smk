@@ -26,7 +26,8 @@ rule redirect_weeks:
         split=REDIRECT_PLAN.split,
         code=step_hash(redirect_steps.choose_weeks),
     run:
-        redirect_steps.choose_weeks(
+        run_step(
+            redirect_steps.choose_weeks,
             input[0],
             output.weeks,
             output.csv,
@@ -64,7 +65,8 @@ rule redirect_simulate:
         max_alpha=max(REDIRECT_PLAN.alphas),
         code=step_hash(redirect_steps.simulate_alpha),
     run:
-        redirect_steps.simulate_alpha(
+        run_step(
+            redirect_steps.simulate_alpha,
             input.jobs,
             input.weeks,
             output[0],
@@ -100,7 +102,8 @@ rule redirect_online:
         settings=redirect_online_settings(),
         code=step_hash(redirect_steps.simulate_online),
     run:
-        redirect_steps.simulate_online(
+        run_step(
+            redirect_steps.simulate_online,
             input.jobs,
             input.weeks,
             output[0],
@@ -151,7 +154,8 @@ rule redirect_tables:
     params:
         code=step_hash(redirect_steps.redirect_tables),
     run:
-        redirect_steps.redirect_tables(
+        run_step(
+            redirect_steps.redirect_tables,
             input.grid,
             output.grid,
             output.heatmap_csv,
@@ -188,7 +192,8 @@ rule redirect_figure:
     params:
         code=step_hash(redirect_steps.redirect_figure),
     run:
-        redirect_steps.redirect_figure(
+        run_step(
+            redirect_steps.redirect_figure,
             wildcards.redirect_figure,
             input.grid,
             input.best,

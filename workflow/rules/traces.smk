@@ -11,7 +11,8 @@ rule download_trace:
         source=trace_source,
         code=step_hash(trace_steps.download_trace),
     run:
-        trace_steps.download_trace(
+        run_step(
+            trace_steps.download_trace,
             trace=wildcards.trace,
             destination=output.trace,
             report_path=output.report,
@@ -37,7 +38,8 @@ rule filter_trace:
         machine_procs=machine_procs,
         code=step_hash(trace_steps.filter_trace),
     run:
-        trace_steps.filter_trace(
+        run_step(
+            trace_steps.filter_trace,
             input[0],
             output.jobs,
             output.report,
@@ -65,7 +67,8 @@ rule filter_trace_overrun:
         machine_procs=machine_procs,
         code=step_hash(trace_steps.filter_trace),
     run:
-        trace_steps.filter_trace(
+        run_step(
+            trace_steps.filter_trace,
             input[0],
             output.jobs,
             output.report,

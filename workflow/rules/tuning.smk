@@ -21,7 +21,8 @@ rule split_trace:
     params:
         code=step_hash(trace_steps.split_trace),
     run:
-        trace_steps.split_trace(
+        run_step(
+            trace_steps.split_trace,
             input[0],
             output.train,
             output.test,
@@ -48,7 +49,8 @@ rule resample_weeks:
         alignment=PLAN.week_alignment,
         code=step_hash(trace_steps.resample_batch),
     run:
-        trace_steps.resample_batch(
+        run_step(
+            trace_steps.resample_batch,
             input[0],
             output[0],
             trace=wildcards.trace,
@@ -90,7 +92,8 @@ if BUNDLE == 1:
             threshold_backfill=PLAN.threshold_backfill,
             code=step_hash(tuning_steps.simulate_batch),
         run:
-            tuning_steps.simulate_batch(
+            run_step(
+                tuning_steps.simulate_batch,
                 input.weeks,
                 output[0],
                 trace=wildcards.trace,
@@ -136,7 +139,8 @@ else:
                     threshold_backfill=PLAN.threshold_backfill,
                     code=step_hash(tuning_steps.simulate_bundle),
                 run:
-                    tuning_steps.simulate_bundle(
+                    run_step(
+                        tuning_steps.simulate_bundle,
                         input.weeks,
                         list(output),
                         trace=wildcards.trace,
@@ -167,7 +171,8 @@ rule collect_weekly:
         cases=weekly_cases(PLAN.splits),
         code=step_hash(tuning_steps.collect_weekly),
     run:
-        tuning_steps.collect_weekly(
+        run_step(
+            tuning_steps.collect_weekly,
             input,
             output[0],
             trace=wildcards.trace,
@@ -193,7 +198,8 @@ rule collect_whole_weekly:
         cases=weekly_cases(["whole"]),
         code=step_hash(tuning_steps.collect_weekly),
     run:
-        tuning_steps.collect_weekly(
+        run_step(
+            tuning_steps.collect_weekly,
             input,
             output[0],
             trace=wildcards.trace,
@@ -226,7 +232,8 @@ rule summarize_trace:
         baseline=baseline(),
         code=step_hash(tuning_steps.summarize_trace),
     run:
-        tuning_steps.summarize_trace(
+        run_step(
+            tuning_steps.summarize_trace,
             input[0],
             output.parquet,
             output.csv,
@@ -264,7 +271,8 @@ rule tuning_bootstrap:
         alignment=PLAN.week_alignment,
         code=step_hash(tuning_steps.bootstrap_batch),
     run:
-        tuning_steps.bootstrap_batch(
+        run_step(
+            tuning_steps.bootstrap_batch,
             input.weekly,
             input.split,
             output[0],
@@ -304,7 +312,8 @@ rule summarize_whole:
         baseline=baseline(),
         code=step_hash(tuning_steps.summarize_trace),
     run:
-        tuning_steps.summarize_trace(
+        run_step(
+            tuning_steps.summarize_trace,
             input[0],
             output.parquet,
             output.csv,
@@ -341,7 +350,8 @@ rule tuning_protocol:
         confidence=PLAN.confidence,
         code=step_hash(tuning_steps.tuning_protocol),
     run:
-        tuning_steps.tuning_protocol(
+        run_step(
+            tuning_steps.tuning_protocol,
             input.weekly,
             output.parquet,
             output.csv,
@@ -375,7 +385,8 @@ rule trace_figure:
         settings=figure_settings(),
         code=step_hash(tuning_steps.trace_figure),
     run:
-        tuning_steps.trace_figure(
+        run_step(
+            tuning_steps.trace_figure,
             wildcards.figure,
             input.weekly,
             input.summary,
@@ -410,7 +421,8 @@ rule study_figure:
         baseline=baseline(),
         code=step_hash(tuning_steps.study_figure),
     run:
-        tuning_steps.study_figure(
+        run_step(
+            tuning_steps.study_figure,
             wildcards.figure,
             input.protocol,
             input.summaries,
@@ -442,7 +454,8 @@ rule simulate_whole_log:
         threshold_backfill=PLAN.threshold_backfill,
         code=step_hash(tuning_steps.simulate_whole_log),
     run:
-        tuning_steps.simulate_whole_log(
+        run_step(
+            tuning_steps.simulate_whole_log,
             input.filtered,
             output[0],
             trace=wildcards.trace,
@@ -479,7 +492,8 @@ rule whole_log_table:
         baseline=baseline(),
         code=step_hash(tuning_steps.tabulate_whole_log),
     run:
-        tuning_steps.tabulate_whole_log(
+        run_step(
+            tuning_steps.tabulate_whole_log,
             input,
             output.parquet,
             output.csv,
