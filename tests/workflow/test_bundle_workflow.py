@@ -1,5 +1,7 @@
-"""The config key ``bundle`` (for clusters, where every job pays Snakemake's start-up): bundled
-jobs write the same files, byte for byte, as one job each, and rerun as bundles."""
+"""How jobs run does not change what they write. The config key ``bundle`` (for clusters, where
+every job pays Snakemake's start-up): bundled jobs write the same files, byte for byte, as one
+job each, and rerun as bundles. The config key ``step_processes`` (local runs): the steps run in
+a pool of worker processes or in Snakemake's threads, same files byte for byte."""
 
 from __future__ import annotations
 
@@ -19,10 +21,15 @@ from workflow.test_workflow import (
 pytestmark = pytest.mark.workflow
 
 
+RUNS: dict[str, str] = {}
+
+
 @pytest.fixture(scope="module")
 def projects(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> tuple[Path, Path]:
     """The tiny queue-tuning and online studies run with one job each (bundle 1) and with
-    bundles of 3 (4 pairs per split: bundles of 3 and 1 pair)."""
+    bundles of 3 (4 pairs per split: bundles of 3 and 1 pair), both with the step pool (the
+    default); and with one job each and every step in Snakemake's threads (RUNS: their
+    Snakemake output)."""
     fine = make_project(tmp_path_factory.mktemp("fine"), kth_path)
     config = yaml.safe_load((fine / "tiny.yaml").read_text())
     config["studies"] = ["tuning", "online"]
@@ -30,9 +37,29 @@ def projects(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> tuple[
     bundled = tmp_path_factory.mktemp("bundled") / "project"
     shutil.copytree(fine, bundled, symlinks=True)
     write_config(bundled, {**config, "bundle": 3})
-    snakemake(fine)
-    snakemake(bundled)
+    threads = tmp_path_factory.mktemp("threads") / "project"
+    shutil.copytree(fine, threads, symlinks=True)
+    write_config(threads, {**config, "step_processes": False})
+    for name, project in (("fine", fine), ("bundled", bundled), ("threads", threads)):
+        done = snakemake(project)
+        RUNS[name] = done.stdout + done.stderr
+    RUNS["threads_project"] = str(threads)
     return fine, bundled
+
+
+def test_steps_in_worker_processes_write_the_same_files_as_in_threads(
+    projects: tuple[Path, Path],
+) -> None:
+    fine, _ = projects
+    pool_line = "Steps run in a pool of 2 worker processes (config key step_processes)."
+    assert pool_line in RUNS["fine"] and pool_line in RUNS["bundled"]
+    assert "worker processes" not in RUNS["threads"]
+    fine_files = result_files(fine)
+    thread_files = result_files(Path(RUNS["threads_project"]))
+    assert sorted(fine_files) == sorted(thread_files)
+    assert len(fine_files) > 100
+    different = [name for name in fine_files if fine_files[name] != thread_files[name]]
+    assert not different
 
 
 def test_bundles_write_the_same_files_as_single_jobs(projects: tuple[Path, Path]) -> None:

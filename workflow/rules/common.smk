@@ -2,6 +2,7 @@
 import re
 from types import SimpleNamespace
 
+from snakemake.logging import logger
 from snakemake.utils import validate
 
 from scheduler.core.code_hash import step_hash
@@ -70,6 +71,11 @@ def step_pool():
         _STEP_POOL.append(
             StepPool(workflow.cores, setup=LEARNED_REGISTRATIONS) if in_use else None
         )
+        if in_use:
+            logger.info(
+                f"Steps run in a pool of {workflow.cores} worker processes "
+                "(config key step_processes)."
+            )
     return _STEP_POOL[0]
 
 
