@@ -385,11 +385,31 @@ def online_run_settings(wildcards):
     }
 
 
+def online_file(name, trace, replica, period=None, strategy=None, kind="output"):
+    """The one place that spells the online study's file paths: ``name`` "trace" (a replica's
+    long trace), "costs" (its simulated period costs), "runs" or "choices" (a run's curve and
+    choices); ``kind`` "output", "log" or "benchmark" (a run has one log and one benchmark for
+    its two files). Wildcard patterns come out when the arguments are "{trace}" and so on.
+    """
+    case = {
+        "trace": "traces",
+        "costs": f"costs/{period}",
+        "runs": f"runs/{period}/{strategy}",
+        "choices": f"choices/{period}/{strategy}",
+    }[name] + f"/replica{replica}"
+    if kind == "output":
+        return f"{ONLINE}/{trace}/{case}.parquet"
+    case = case.replace("choices/", "runs/", 1)
+    if kind == "log":
+        return f"logs/online/{trace}/{case}.log"
+    return f"benchmarks/online/{trace}/{case}.tsv"
+
+
 def online_costs_input(wildcards):
     """The simulated period costs, for the selectors that need them (full, noisy)."""
     if not ONLINE_PLAN.strategy(wildcards.strategy).needs_simulation:
         return []
-    return f"{ONLINE}/{wildcards.trace}/costs/{wildcards.period}/replica{wildcards.replica}.parquet"
+    return online_file("costs", wildcards.trace, wildcards.replica, wildcards.period)
 
 
 def online_cost_periods():
@@ -422,26 +442,25 @@ def online_replica_files(trace, replica):
     """Every output and log of one replica's jobs (the long trace, the period costs, each
     run's curve and choices): the paths of long_trace, period_costs and online_run, which
     online_replica (config key `bundle` above 1) writes in one job."""
-    out, logs = f"{ONLINE}/{trace}", f"logs/online/{trace}"
-    costs = {p: f"costs/{p}/replica{replica}" for p in online_cost_periods()}
-    runs = {
-        (s.slug, p): f"{p}/{s.slug}/replica{replica}" for s, p in ONLINE_PLAN.runs()
-    }
     return {
-        "trace": (
-            f"{out}/traces/replica{replica}.parquet",
-            f"{logs}/traces/replica{replica}.log",
+        "trace": tuple(
+            online_file("trace", trace, replica, kind=kind)
+            for kind in ("output", "log")
         ),
         "costs": {
-            p: (f"{out}/{c}.parquet", f"{logs}/{c}.log") for p, c in costs.items()
+            p: tuple(
+                online_file("costs", trace, replica, p, kind=kind)
+                for kind in ("output", "log")
+            )
+            for p in online_cost_periods()
         },
         "runs": {
-            key: (
-                f"{out}/runs/{r}.parquet",
-                f"{out}/choices/{r}.parquet",
-                f"{logs}/runs/{r}.log",
+            (s.slug, p): (
+                online_file("runs", trace, replica, p, s.slug),
+                online_file("choices", trace, replica, p, s.slug),
+                online_file("runs", trace, replica, p, s.slug, kind="log"),
             )
-            for key, r in runs.items()
+            for s, p in ONLINE_PLAN.runs()
         },
     }
 
@@ -504,7 +523,7 @@ def online_replica_jobs(wildcards):
 def online_run_files(kind):
     """Every run output (kind: "runs" or "choices") of the online study."""
     return [
-        f"{ONLINE}/{trace}/{kind}/{period}/{strategy.slug}/replica{replica}.parquet"
+        online_file(kind, trace, replica, period, strategy.slug)
         for trace in ONLINE_PLAN.trace_names
         for replica in range(ONLINE_PLAN.replicas)
         for strategy, period in ONLINE_PLAN.runs()

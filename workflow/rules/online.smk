@@ -14,11 +14,11 @@ if BUNDLE == 1:
         input:
             "results/{trace}/filtered.parquet",
         output:
-            f"{ONLINE}/{{trace}}/traces/replica{{replica}}.parquet",
+            online_file("trace", "{trace}", "{replica}"),
         log:
-            "logs/online/{trace}/traces/replica{replica}.log",
+            online_file("trace", "{trace}", "{replica}", kind="log"),
         benchmark:
-            "benchmarks/online/{trace}/traces/replica{replica}.tsv"
+            online_file("trace", "{trace}", "{replica}", kind="benchmark")
         group:
             "online"
         conda:
@@ -39,14 +39,14 @@ if BUNDLE == 1:
 
     rule period_costs:
         input:
-            trace=f"{ONLINE}/{{trace}}/traces/replica{{replica}}.parquet",
+            trace=online_file("trace", "{trace}", "{replica}"),
             learned=online_learned_input,
         output:
-            f"{ONLINE}/{{trace}}/costs/{{period}}/replica{{replica}}.parquet",
+            online_file("costs", "{trace}", "{replica}", "{period}"),
         log:
-            "logs/online/{trace}/costs/{period}/replica{replica}.log",
+            online_file("costs", "{trace}", "{replica}", "{period}", kind="log"),
         benchmark:
-            "benchmarks/online/{trace}/costs/{period}/replica{replica}.tsv"
+            online_file("costs", "{trace}", "{replica}", "{period}", kind="benchmark")
         group:
             "online"
         conda:
@@ -70,16 +70,27 @@ if BUNDLE == 1:
 
     rule online_run:
         input:
-            trace=f"{ONLINE}/{{trace}}/traces/replica{{replica}}.parquet",
+            trace=online_file("trace", "{trace}", "{replica}"),
             costs=online_costs_input,
             learned=online_learned_input,
         output:
-            curve=f"{ONLINE}/{{trace}}/runs/{{period}}/{{strategy}}/replica{{replica}}.parquet",
-            choices=f"{ONLINE}/{{trace}}/choices/{{period}}/{{strategy}}/replica{{replica}}.parquet",
+            curve=online_file("runs", "{trace}", "{replica}", "{period}", "{strategy}"),
+            choices=online_file(
+                "choices", "{trace}", "{replica}", "{period}", "{strategy}"
+            ),
         log:
-            "logs/online/{trace}/runs/{period}/{strategy}/replica{replica}.log",
+            online_file(
+                "runs", "{trace}", "{replica}", "{period}", "{strategy}", kind="log"
+            ),
         benchmark:
-            "benchmarks/online/{trace}/runs/{period}/{strategy}/replica{replica}.tsv"
+            online_file(
+                "runs",
+                "{trace}",
+                "{replica}",
+                "{period}",
+                "{strategy}",
+                kind="benchmark",
+            )
         group:
             "online"
         conda:
