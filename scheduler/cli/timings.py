@@ -4,6 +4,11 @@ Every rule that does real work has a ``benchmark:`` directive writing
 ``benchmarks/<rule path>.tsv`` (columns ``s``, ``h:m:s``, ``max_rss``, ... ``cpu_time``). This
 module gathers them by rule family (the first two path components, e.g. ``tuning/KTH-SP2`` →
 ``sims``) so a benchmark report can name the slowest rules.
+
+The sums are of ``s``, the job's wall seconds. A job run as a thread of the Snakemake process
+(the local default profile), with its step in a worker of the step pool or not, has ``max_rss``
+and CPU columns measured on the Snakemake process, not on the step: read ``max_rss_mb`` as the
+job's own only for jobs that ran as their own process (a cluster job, ``--no-force-use-threads``).
 """
 
 from __future__ import annotations
