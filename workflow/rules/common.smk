@@ -391,12 +391,13 @@ def online_file(name, trace, replica, period=None, strategy=None, kind="output")
     choices); ``kind`` "output", "log" or "benchmark" (a run has one log and one benchmark for
     its two files). Wildcard patterns come out when the arguments are "{trace}" and so on.
     """
-    case = {
+    folder = {
         "trace": "traces",
         "costs": f"costs/{period}",
         "runs": f"runs/{period}/{strategy}",
         "choices": f"choices/{period}/{strategy}",
-    }[name] + f"/replica{replica}"
+    }[name]
+    case = f"{folder}/replica{replica}"
     if kind == "output":
         return f"{ONLINE}/{trace}/{case}.parquet"
     case = case.replace("choices/", "runs/", 1)
