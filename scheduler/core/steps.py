@@ -1,10 +1,17 @@
-"""What every workflow step shares: its log, its error, and the parquet tables steps pass on.
+"""What every workflow step shares: its log, its error, its provenance, and the parquet tables
+steps pass on.
 
-Each step (one function per Snakemake rule, in the ``steps`` module of its layer or study)
+Each step (one function per Snakemake rule, in the ``steps`` module of its layer or study) is
+decorated with :func:`workflow_step`, which
 
-- logs a line per unit of work to the rule's log file (:func:`rule_log`),
-- writes its outputs atomically with a provenance record (:mod:`scheduler.core.provenance`),
+- opens the rule's log file, to which the step writes a line per unit of work (:func:`rule_log`),
+- hands the step a :class:`StepContext` whose :meth:`~StepContext.record` is the provenance record
+  of its outputs (:mod:`scheduler.core.provenance`): the step's name and its bound settings,
 - turns a failure into one :class:`StepError` whose message ends with the log's path.
+
+A step's parameters are its files (names ending in ``_path`` or ``_paths``: inputs and outputs,
+left out of the record) and its settings (everything else: recorded). Each is spelled once in the
+step's signature and once where the study's plan computes it.
 
 Tables between steps are parquet files; the machine size (processors) travels in their metadata
 under :data:`MACHINE_PROCS_KEY`.
@@ -13,19 +20,24 @@ under :data:`MACHINE_PROCS_KEY`.
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import json
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
 
 from scheduler.core.errors import ConfigurationError, SchedlabError, TableError
+from scheduler.core.provenance import provenance
 
 __all__ = [
     "MACHINE_PROCS_KEY",
+    "StepContext",
     "StepError",
     "flat_record",
     "optional_path",
@@ -34,6 +46,7 @@ __all__ = [
     "reading_table",
     "rule_log",
     "table_machine_procs",
+    "workflow_step",
 ]
 
 MACHINE_PROCS_KEY = "schedlab.machine_procs"
@@ -100,6 +113,84 @@ def table_machine_procs(path: str | os.PathLike[str]) -> int:
 
 def procs_metadata(machine_procs: int) -> dict[str, str]:
     return {MACHINE_PROCS_KEY: str(int(machine_procs))}
+
+
+#: The suffixes of a step's file parameters (left out of the provenance record).
+FILE_SUFFIXES = ("_path", "_paths")
+#: The keyword every step takes for its log file (None: no log).
+LOG_PARAMETER = "log_path"
+#: The keyword under which :func:`workflow_step` passes the :class:`StepContext`.
+CONTEXT_PARAMETER = "ctx"
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class StepContext:
+    """What :func:`workflow_step` hands a running step.
+
+    Attributes
+    ----------
+    name
+        The step's name: its module below ``scheduler`` and its function
+        (``studies.memory.steps.simulate_batch``).
+    log
+        Appends a time-stamped line to the rule's log.
+    settings
+        The step's bound arguments but its files and log, as called (defaults included).
+    """
+
+    name: str
+    log: Callable[[str], None]
+    settings: Mapping[str, Any]
+
+    def record(self, **extra: Any) -> dict[str, Any]:
+        """The provenance record of the step's outputs: versions, code hash, ``config`` (the
+        settings) and ``step``, plus ``extra`` fields."""
+        return provenance(dict(self.settings), step=self.name, **extra)
+
+
+def is_file_parameter(name: str) -> bool:
+    """Whether a step parameter names files (inputs or outputs) rather than a setting."""
+    return name.endswith(FILE_SUFFIXES)
+
+
+def workflow_step(function: Callable[..., R]) -> Callable[..., R]:
+    """Make ``function`` a workflow step.
+
+    ``function`` takes its files and settings and a keyword-only ``ctx`` (a
+    :class:`StepContext`); the step it returns takes the same files and settings and a keyword
+    ``log_path`` instead of ``ctx``. Calling the step opens the log (:func:`rule_log`: a
+    :class:`~scheduler.core.errors.SchedlabError` or ``OSError`` becomes a :class:`StepError`
+    naming the log) and runs ``function`` with the context.
+    """
+    signature = inspect.signature(function)
+    parameters = [p for p in signature.parameters.values() if p.name != CONTEXT_PARAMETER]
+    where = f"step {function.__qualname__}"
+    if len(parameters) == len(signature.parameters):
+        raise TypeError(f"{where} must take a keyword-only {CONTEXT_PARAMETER}")
+    if LOG_PARAMETER in signature.parameters:
+        raise TypeError(f"{where}: {LOG_PARAMETER} is added by workflow_step")
+    log_parameter = inspect.Parameter(LOG_PARAMETER, inspect.Parameter.KEYWORD_ONLY, default=None)
+    variadic = [p for p in parameters if p.kind is inspect.Parameter.VAR_KEYWORD]
+    others = [p for p in parameters if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    public = signature.replace(parameters=[*others, log_parameter, *variadic])
+    name = f"{function.__module__.removeprefix('scheduler.')}.{function.__name__}"
+
+    @functools.wraps(function)
+    def step(*args: Any, **kwargs: Any) -> R:
+        bound = public.bind(*args, **kwargs)
+        bound.apply_defaults()
+        arguments = dict(bound.arguments)
+        log_path = arguments.pop(LOG_PARAMETER)
+        settings = {key: value for key, value in arguments.items() if not is_file_parameter(key)}
+        with rule_log(log_path) as log:
+            context = StepContext(name, log, settings)
+            call = public.bind(*args, **{k: v for k, v in kwargs.items() if k != LOG_PARAMETER})
+            return function(*call.args, **call.kwargs, **{CONTEXT_PARAMETER: context})
+
+    step.__signature__ = public  # type: ignore[attr-defined]
+    return step
 
 
 def optional_path(path: str | Sequence[str] | None) -> str | None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -62,6 +62,7 @@ __all__ = [
     "check_fit_table",
     "learned_key",
     "learned_policy",
+    "learned_policy_files",
     "load_function",
     "parse_learned_spec",
     "read_functions",
@@ -514,6 +515,18 @@ def register_learned(name: str, spec: str) -> str:
     POLICIES.add(canonical, policy, policy.description)
     _ALIASES[canonical] = text
     return canonical
+
+
+def learned_policy_files(names: Iterable[str]) -> list[str]:
+    """The fit files that the learned policy aliases among ``names`` read (each once, in order
+    of first use; names that are not learned aliases need none): a simulation with these
+    policies needs these files."""
+    files: dict[str, None] = {}
+    for name in names:
+        text = _ALIASES.get(name.upper()) if isinstance(name, str) else None
+        if text is not None:
+            files[str(parse_learned_spec(text)[0])] = None
+    return list(files)
 
 
 def unregister_learned(name: str) -> None:

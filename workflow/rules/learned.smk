@@ -1,262 +1,159 @@
-# The learned-priority-function study: the workload model, training tuples, trial scores, the
-# regression over function forms, the convergence curve, and the evaluation of the learned
-# functions on 15-day sequences (scheduler.studies.learned.steps).
+# The learned-priority-function study (scheduler.studies.learned): the workload model, training
+# tuples, trial scores, the regression over function forms, the convergence curve, and the
+# evaluation of the learned functions on 15-day sequences. Paths and settings: its plan.
+from scheduler.studies.learned import steps as learned_steps
+
+LEARNED = PLANS["learned"]
+
+
+wildcard_constraints:
+    **LEARNED.wildcards,
 
 
 rule learned_model:
     output:
-        f"{LEARNED}/model/model-{{procs}}.parquet",
+        out_path=LEARNED.model_file(),
     log:
-        "logs/learned/model-{procs}.log",
+        LEARNED.files.log("model-{procs}"),
     benchmark:
-        "benchmarks/learned/model-{procs}.tsv"
+        LEARNED.files.benchmark("model-{procs}")
     conda:
         "../envs/schedlab.yaml"
     params:
-        jobs=LEARNED_PLAN.model_jobs,
-        job_types=LEARNED_PLAN.job_types,
-        seed=LEARNED_PLAN.seed,
+        settings=LEARNED.model_settings,
         code=step_hash(learned_steps.model_trace),
     run:
-        run_step(
-            learned_steps.model_trace,
-            output[0],
-            procs=int(wildcards.procs),
-            jobs=params.jobs,
-            job_types=params.job_types,
-            seed=params.seed,
-            log_path=log[0],
-        )
+        run_step(learned_steps.model_trace, input, output, log, params)
 
 
 rule learned_tuples:
     input:
-        f"{LEARNED}/model/model-{LEARNED_PLAN.model_procs}.parquet",
+        model_path=LEARNED.model_file(LEARNED.model_procs),
     output:
-        f"{LEARNED}/tuples/batch{{batch}}.parquet",
+        out_path=LEARNED.tuples_file(),
     log:
-        "logs/learned/tuples/batch{batch}.log",
+        LEARNED.files.log("tuples/batch{batch}"),
     conda:
         "../envs/schedlab.yaml"
     params:
-        tuples=tuple_numbers,
-        state_jobs=LEARNED_PLAN.state_jobs,
-        queue_jobs=LEARNED_PLAN.queue_jobs,
-        seed=LEARNED_PLAN.seed,
+        settings=LEARNED.tuples_settings,
         code=step_hash(learned_steps.draw_tuples),
     run:
-        run_step(
-            learned_steps.draw_tuples,
-            input[0],
-            output[0],
-            tuples=params.tuples,
-            state_jobs=params.state_jobs,
-            queue_jobs=params.queue_jobs,
-            seed=params.seed,
-            log_path=log[0],
-        )
+        run_step(learned_steps.draw_tuples, input, output, log, params)
 
 
 # One job = the trials of one batch of tuples (learned.tuples_per_job tuples).
 rule learned_scores:
     input:
-        f"{LEARNED}/tuples/batch{{batch}}.parquet",
+        tuples_path=LEARNED.tuples_file(),
     output:
-        f"{LEARNED}/scores/batch{{batch}}.parquet",
+        out_path=LEARNED.scores_file(),
     log:
-        "logs/learned/scores/batch{batch}.log",
+        LEARNED.files.log("scores/batch{batch}"),
     benchmark:
-        "benchmarks/learned/scores/batch{batch}.tsv"
+        LEARNED.files.benchmark("scores/batch{batch}")
     group:
         "simulate"
     conda:
         "../envs/schedlab.yaml"
     params:
-        trials=LEARNED_PLAN.trials,
-        tau_s=LEARNED_PLAN.tau_s,
-        seed=LEARNED_PLAN.seed,
+        settings=LEARNED.scores_settings,
         code=step_hash(learned_steps.tuple_scores),
     run:
-        run_step(
-            learned_steps.tuple_scores,
-            input[0],
-            output[0],
-            trials=params.trials,
-            tau_s=params.tau_s,
-            seed=params.seed,
-            log_path=log[0],
-        )
+        run_step(learned_steps.tuple_scores, input, output, log, params)
 
 
 rule learned_fit:
     input:
-        score_files,
+        score_paths=LEARNED.score_files,
     output:
-        forms=f"{LEARNED}/forms.parquet",
-        functions=f"{LEARNED}/functions.parquet",
-        forms_csv=report(
-            f"{LEARNED}/tables/forms.csv",
-            caption="../report/learned_table.rst",
-            category="Learned priority functions",
-            labels={"table": "every function form (CSV)"},
-        ),
-        top=f"{LEARNED}/tables/top_functions.md",
+        **reported(LEARNED.fit_outputs(), "learned"),
     log:
-        "logs/learned/fit.log",
+        LEARNED.files.log("fit"),
     benchmark:
-        "benchmarks/learned/fit.tsv"
+        LEARNED.files.benchmark("fit")
     conda:
         "../envs/schedlab.yaml"
     params:
-        top=LEARNED_PLAN.top,
+        settings=LEARNED.fit_settings,
         code=step_hash(learned_steps.fit_functions),
     run:
-        run_step(
-            learned_steps.fit_functions,
-            input,
-            output.forms,
-            output.functions,
-            output.forms_csv,
-            output.top,
-            top=params.top,
-            log_path=log[0],
-        )
+        run_step(learned_steps.fit_functions, input, output, log, params)
 
 
 rule learned_convergence:
     input:
-        f"{LEARNED}/tuples/batch0.parquet",
+        tuples_path=LEARNED.tuples_file(0),
     output:
-        table=f"{LEARNED}/convergence.parquet",
-        png=report(
-            f"{LEARNED}/figures/convergence.png",
-            caption="../report/learned_figure.rst",
-            category="Learned priority functions",
-            labels={"figure": "convergence"},
-        ),
-        pdf=f"{LEARNED}/figures/convergence.pdf",
+        **reported(LEARNED.convergence_outputs(), "learned"),
     log:
-        "logs/learned/convergence.log",
+        LEARNED.files.log("convergence"),
     benchmark:
-        "benchmarks/learned/convergence.tsv"
+        LEARNED.files.benchmark("convergence")
     conda:
         "../envs/schedlab.yaml"
     params:
-        trial_counts=list(LEARNED_PLAN.convergence_trials),
-        repetitions=LEARNED_PLAN.convergence_repetitions,
-        tau_s=LEARNED_PLAN.tau_s,
-        seed=LEARNED_PLAN.seed,
+        settings=LEARNED.convergence_settings,
         code=step_hash(learned_steps.convergence_curve),
     run:
-        run_step(
-            learned_steps.convergence_curve,
-            input[0],
-            output.table,
-            output.png,
-            output.pdf,
-            trial_counts=params.trial_counts,
-            repetitions=params.repetitions,
-            tau_s=params.tau_s,
-            seed=params.seed,
-            log_path=log[0],
-        )
+        run_step(learned_steps.convergence_curve, input, output, log, params)
 
 
 rule learned_function_figure:
     input:
-        f"{LEARNED}/functions.parquet",
+        functions_path=LEARNED.fit_outputs()["functions_path"],
     output:
-        png=report(
-            f"{LEARNED}/figures/function_{{rank}}.png",
-            caption="../report/learned_figure.rst",
-            category="Learned priority functions",
+        png_path=report(
+            LEARNED.files.figure("function_{rank}", "png"),
+            caption="../report/learned/figure.rst",
+            category=TITLES["learned"],
             labels={"figure": "function {rank}"},
         ),
-        pdf=f"{LEARNED}/figures/function_{{rank}}.pdf",
+        pdf_path=LEARNED.files.figure("function_{rank}", "pdf"),
     log:
-        "logs/learned/figures/function_{rank}.log",
+        LEARNED.files.log("figures/function_{rank}"),
     localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:
+        settings=LEARNED.function_figure_settings,
         code=step_hash(learned_steps.function_figure),
     run:
-        run_step(
-            learned_steps.function_figure,
-            input[0],
-            output.png,
-            output.pdf,
-            rank=int(wildcards.rank),
-            log_path=log[0],
-        )
+        run_step(learned_steps.function_figure, input, output, log, params)
 
 
 # One job = every policy and mode on the sequences of one workload.
 rule learned_evaluate:
     input:
-        workload=workload_source,
-        functions=f"{LEARNED}/functions.parquet",
+        workload_path=LEARNED.workload_source,
+        functions_path=LEARNED.fit_outputs()["functions_path"],
     output:
-        f"{LEARNED}/evaluation/{{workload}}.parquet",
+        out_path=LEARNED.evaluation_file(),
     log:
-        "logs/learned/evaluation/{workload}.log",
+        LEARNED.files.log("evaluation/{workload}"),
     benchmark:
-        "benchmarks/learned/evaluation/{workload}.tsv"
+        LEARNED.files.benchmark("evaluation/{workload}")
     conda:
         "../envs/schedlab.yaml"
     params:
-        settings=evaluation_settings,
+        settings=LEARNED.evaluation_settings,
         code=step_hash(learned_steps.evaluate_workload),
     run:
-        run_step(
-            learned_steps.evaluate_workload,
-            input.workload,
-            input.functions,
-            output[0],
-            workload=wildcards.workload,
-            log_path=log[0],
-            **params.settings,
-        )
+        run_step(learned_steps.evaluate_workload, input, output, log, params)
 
 
 rule learned_evaluation_tables:
     input:
-        evaluation_files,
+        evaluation_paths=LEARNED.evaluation_files,
     output:
-        parquet=f"{LEARNED}/evaluation.parquet",
-        csv=report(
-            f"{LEARNED}/tables/evaluation.csv",
-            caption="../report/learned_table.rst",
-            category="Learned priority functions",
-            labels={"table": "evaluation (CSV)"},
-        ),
-        markdown=f"{LEARNED}/tables/evaluation.md",
-        png=report(
-            f"{LEARNED}/figures/evaluation.png",
-            caption="../report/learned_figure.rst",
-            category="Learned priority functions",
-            labels={"figure": "evaluation"},
-        ),
-        pdf=f"{LEARNED}/figures/evaluation.pdf",
+        **reported(LEARNED.evaluation_outputs(), "learned"),
     log:
-        "logs/learned/evaluation.log",
+        LEARNED.files.log("evaluation"),
     localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:
-        policies=list(LEARNED_PLAN.evaluated_policies),
-        modes=list(LEARNED_PLAN.modes),
+        settings=LEARNED.evaluation_tables_settings,
         code=step_hash(learned_steps.evaluation_tables),
     run:
-        run_step(
-            learned_steps.evaluation_tables,
-            input,
-            output.parquet,
-            output.csv,
-            output.markdown,
-            output.png,
-            output.pdf,
-            policies=params.policies,
-            modes=params.modes,
-            log_path=log[0],
-        )
+        run_step(learned_steps.evaluation_tables, input, output, log, params)

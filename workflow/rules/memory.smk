@@ -1,170 +1,114 @@
-# The memory-aware cluster study: each log filtered for the memory engine, one batch of
-# simulations per (log, scheduler, offered load) and per (log, scheduler, second-class memory),
-# the tables and figures (scheduler.studies.memory.steps).
+# The memory-aware cluster study (scheduler.studies.memory): each log filtered for the memory
+# engine, one batch of simulations per (log, scheduler, offered load) and per (log, scheduler,
+# second-class memory), the tables and the figures. Paths and settings: its plan.
+from scheduler.studies.memory import steps as memory_steps
+
+MEMORY = PLANS["memory"]
+
+
+wildcard_constraints:
+    memory_figure=_alternatives(memory_steps.FIGURES),
+    **MEMORY.wildcards,
 
 
 rule memory_filter:
     input:
-        "resources/traces/{trace}.swf.gz",
+        swf_path=MEMORY.source_file(),
     output:
-        jobs=f"{MEMORY}/{{trace}}/jobs.parquet",
-        report=f"{MEMORY}/{{trace}}/filter_report.json",
+        jobs_path=MEMORY.jobs_file(),
+        report_path=MEMORY.filter_report_file(),
     log:
-        "logs/memory/{trace}/filter.log",
+        MEMORY.files.log("{trace}/filter"),
     localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:
-        settings=memory_filter_settings(),
+        settings=MEMORY.filter_settings,
         code=step_hash(memory_steps.filter_memory_jobs),
     run:
-        run_step(
-            memory_steps.filter_memory_jobs,
-            input[0],
-            output.jobs,
-            output.report,
-            trace=wildcards.trace,
-            log_path=log[0],
-            **params.settings,
-        )
+        run_step(memory_steps.filter_memory_jobs, input, output, log, params)
 
 
 # One job = one log at one offered load under one scheduler: every estimator variant x seed.
 rule memory_simulate:
     input:
-        f"{MEMORY}/{{trace}}/jobs.parquet",
+        jobs_path=MEMORY.jobs_file(),
     output:
-        f"{MEMORY}/{{trace}}/runs/{{memory_scheduler}}/load-{{memory_load}}.parquet",
+        out_path=MEMORY.files.result(f"{MEMORY.load_run()}.parquet"),
     log:
-        "logs/memory/{trace}/runs/{memory_scheduler}/load-{memory_load}.log",
+        MEMORY.files.log(MEMORY.load_run()),
     benchmark:
-        "benchmarks/memory/{trace}/runs/{memory_scheduler}/load-{memory_load}.tsv"
+        MEMORY.files.benchmark(MEMORY.load_run())
     group:
         "simulate"
     conda:
         "../envs/schedlab.yaml"
     params:
-        settings=memory_load_settings,
+        settings=MEMORY.load_settings,
         code=step_hash(memory_steps.simulate_batch),
     run:
-        run_step(
-            memory_steps.simulate_batch,
-            input[0],
-            output[0],
-            kind="load",
-            trace=wildcards.trace,
-            scheduler=wildcards.memory_scheduler,
-            log_path=log[0],
-            **params.settings,
-        )
+        run_step(memory_steps.simulate_batch, input, output, log, params)
 
 
 # One job = one log with the second node class at one memory size (memory.memory_sweep), at the
 # sweep's load, under one scheduler: every estimator variant x seed.
 rule memory_sweep:
     input:
-        f"{MEMORY}/{{trace}}/jobs.parquet",
+        jobs_path=MEMORY.jobs_file(),
     output:
-        f"{MEMORY}/{{trace}}/sweep/{{memory_scheduler}}/memory-{{memory_mb}}.parquet",
+        out_path=MEMORY.files.result(f"{MEMORY.sweep_run()}.parquet"),
     log:
-        "logs/memory/{trace}/sweep/{memory_scheduler}/memory-{memory_mb}.log",
+        MEMORY.files.log(MEMORY.sweep_run()),
     benchmark:
-        "benchmarks/memory/{trace}/sweep/{memory_scheduler}/memory-{memory_mb}.tsv"
+        MEMORY.files.benchmark(MEMORY.sweep_run())
     group:
         "simulate"
     conda:
         "../envs/schedlab.yaml"
     params:
-        settings=memory_sweep_settings,
+        settings=MEMORY.sweep_settings,
         code=step_hash(memory_steps.simulate_batch),
     run:
-        run_step(
-            memory_steps.simulate_batch,
-            input[0],
-            output[0],
-            kind="sweep",
-            trace=wildcards.trace,
-            scheduler=wildcards.memory_scheduler,
-            log_path=log[0],
-            **params.settings,
-        )
+        run_step(memory_steps.simulate_batch, input, output, log, params)
 
 
 rule memory_tables:
     input:
-        runs=memory_run_files,
-        reports=memory_report_files,
+        run_paths=MEMORY.run_files,
+        report_paths=MEMORY.filter_report_files,
     output:
-        runs=f"{MEMORY}/runs.parquet",
-        intervals=f"{MEMORY}/intervals.parquet",
-        ratios=f"{MEMORY}/ratios.parquet",
-        summary_csv=report(
-            f"{MEMORY}/tables/summary.csv",
-            caption="../report/memory/table.rst",
-            category="Memory-aware clusters",
-            labels={"table": "means over seeds per scheduler, estimator and load"},
-        ),
-        summary_md=f"{MEMORY}/tables/summary.md",
-        paper_csv=report(
-            f"{MEMORY}/tables/paper.csv",
-            caption="../report/memory/paper.rst",
-            category="Memory-aware clusters",
-            labels={"table": "the paper vs schedlab"},
-        ),
-        paper_md=f"{MEMORY}/tables/paper.md",
-        filter_csv=report(
-            f"{MEMORY}/tables/filter.csv",
-            caption="../report/memory/filter.rst",
-            category="Memory-aware clusters",
-            labels={"table": "memory filter counts"},
-        ),
+        **reported(MEMORY.tables_outputs(), "memory"),
     log:
-        "logs/memory/tables.log",
+        MEMORY.files.log("tables"),
     localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:
-        confidence=MEMORY_PLAN.confidence,
-        saturation_load=MEMORY_PLAN.saturation_load,
+        settings=MEMORY.tables_settings,
         code=step_hash(memory_steps.memory_tables),
     run:
-        run_step(
-            memory_steps.memory_tables,
-            input.runs,
-            input.reports,
-            *output,
-            confidence=params.confidence,
-            saturation_load=params.saturation_load,
-            log_path=log[0],
-        )
+        run_step(memory_steps.memory_tables, input, output, log, params)
 
 
 rule memory_figure:
     input:
-        intervals=f"{MEMORY}/intervals.parquet",
-        ratios=f"{MEMORY}/ratios.parquet",
+        intervals_path=MEMORY.tables_outputs()["intervals_path"],
+        ratios_path=MEMORY.tables_outputs()["ratios_path"],
     output:
-        png=report(
-            f"{MEMORY}/figures/{{memory_figure}}.png",
+        png_path=report(
+            MEMORY.files.figure("{memory_figure}", "png"),
             caption="../report/memory/figure.rst",
-            category="Memory-aware clusters",
+            category=TITLES["memory"],
             labels={"figure": "{memory_figure}"},
         ),
-        pdf=f"{MEMORY}/figures/{{memory_figure}}.pdf",
+        pdf_path=MEMORY.files.figure("{memory_figure}", "pdf"),
     log:
-        "logs/memory/figures/{memory_figure}.log",
+        MEMORY.files.log("figures/{memory_figure}"),
     localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:
+        settings=MEMORY.figure_settings,
         code=step_hash(memory_steps.memory_figure),
     run:
-        run_step(
-            memory_steps.memory_figure,
-            wildcards.memory_figure,
-            input.intervals,
-            input.ratios,
-            output.png,
-            output.pdf,
-            log_path=log[0],
-        )
+        run_step(memory_steps.memory_figure, input, output, log, params)

@@ -1,150 +1,116 @@
-# The run-time prediction study: every heuristic triple (prediction technique, correction,
-# backfilling variant) simulated on each whole filtered log, gathered, tables and figures
-# (scheduler.studies.prediction.steps; the simulation is scheduler.sim.prediction).
+# The run-time prediction study (scheduler.studies.prediction): every heuristic triple
+# (prediction technique, correction, backfilling variant) simulated on each whole filtered log,
+# gathered, tables and figures. Paths and settings: its plan.
+from scheduler.studies.prediction import steps as prediction_steps
+
+PREDICTION = PLANS["prediction"]
+
+
+wildcard_constraints:
+    prediction_figure=_alternatives(
+        prediction_steps.TRACE_FIGURES + prediction_steps.STUDY_FIGURES
+    ),
+    **PREDICTION.wildcards,
 
 
 # One job = one technique on one log: its corrections x backfilling variants.
 rule simulate_technique:
     input:
-        prediction_filtered,
+        filtered_path=PREDICTION.source_file(),
     output:
-        runs=f"{PREDICTION}/{{trace}}/runs/{{technique}}.parquet",
-        predictions=f"{PREDICTION}/{{trace}}/predictions/{{technique}}.parquet",
+        **PREDICTION.technique_outputs(),
     log:
-        f"logs/prediction/{{trace}}/{{technique}}.log",
+        PREDICTION.files.log(PREDICTION.technique_run()),
     benchmark:
-        f"benchmarks/prediction/{{trace}}/{{technique}}.tsv"
+        PREDICTION.files.benchmark(PREDICTION.technique_run())
     group:
         "simulate"
     conda:
         "../envs/schedlab.yaml"
     params:
-        technique=technique_settings,
-        learner=PREDICTION_PLAN.learner(),
+        settings=PREDICTION.technique_settings,
         code=step_hash(prediction_steps.simulate_technique),
     run:
-        run_step(
-            prediction_steps.simulate_technique,
-            input[0],
-            output.runs,
-            output.predictions,
-            trace=wildcards.trace,
-            technique=wildcards.technique,
-            learner=params.learner,
-            log_path=log[0],
-            **params.technique,
-        )
+        run_step(prediction_steps.simulate_technique, input, output, log, params)
 
 
 rule prediction_runs:
     input:
-        prediction_run_files,
+        run_paths=PREDICTION.run_files,
     output:
-        parquet=f"{PREDICTION}/runs.parquet",
-        csv=report(
-            f"{PREDICTION}/tables/runs.csv",
-            caption="../report/prediction_table.rst",
-            category="Run-time prediction",
-            labels={"table": "every simulated triple (CSV)"},
-        ),
+        **reported(PREDICTION.collect_outputs(), "prediction"),
     log:
-        "logs/prediction/runs.log",
+        PREDICTION.files.log("runs"),
     localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:
         code=step_hash(prediction_steps.collect_runs),
     run:
-        run_step(
-            prediction_steps.collect_runs,
-            input,
-            output.parquet,
-            output.csv,
-            log_path=log[0],
-        )
+        run_step(prediction_steps.collect_runs, input, output, log, params)
 
 
 rule prediction_tables:
     input:
-        f"{PREDICTION}/runs.parquet",
+        runs_path=PREDICTION.collect_outputs()["parquet_path"],
     output:
-        **prediction_table_outputs(),
+        **reported(PREDICTION.tables_outputs(), "prediction"),
     log:
-        "logs/prediction/tables.log",
+        PREDICTION.files.log("tables"),
     localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:
-        lolo_score=PREDICTION_PLAN.lolo_score,
+        settings=PREDICTION.tables_settings,
         code=step_hash(prediction_steps.prediction_tables),
     run:
-        run_step(
-            prediction_steps.prediction_tables,
-            input[0],
-            dict(output.items()),
-            lolo_score=params.lolo_score,
-            log_path=log[0],
-        )
+        run_step(prediction_steps.prediction_tables, input, output, log, params)
 
 
 rule prediction_trace_figure:
     input:
-        runs=f"{PREDICTION}/runs.parquet",
-        predictions=ecdf_prediction_files,
+        runs_path=PREDICTION.collect_outputs()["parquet_path"],
+        prediction_paths=PREDICTION.ecdf_prediction_files,
     output:
-        png=report(
-            f"{PREDICTION}/figures/{{trace}}/{{prediction_figure}}.png",
-            caption="../report/prediction_figure.rst",
-            category="Run-time prediction",
+        png_path=report(
+            PREDICTION.files.figure("{trace}/{prediction_figure}", "png"),
+            caption="../report/prediction/figure.rst",
+            category=TITLES["prediction"],
             subcategory="{trace}",
             labels={"trace": "{trace}", "figure": "{prediction_figure}"},
         ),
-        pdf=f"{PREDICTION}/figures/{{trace}}/{{prediction_figure}}.pdf",
+        pdf_path=PREDICTION.files.figure("{trace}/{prediction_figure}", "pdf"),
     log:
-        "logs/prediction/{trace}/figures/{prediction_figure}.log",
+        PREDICTION.files.log("{trace}/figures/{prediction_figure}"),
     localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:
+        settings=PREDICTION.trace_figure_settings,
         code=step_hash(prediction_steps.trace_figure),
     run:
-        run_step(
-            prediction_steps.trace_figure,
-            wildcards.prediction_figure,
-            input.runs,
-            input.predictions,
-            output.png,
-            output.pdf,
-            trace=wildcards.trace,
-            log_path=log[0],
-        )
+        run_step(prediction_steps.trace_figure, input, output, log, params)
 
 
 rule prediction_study_figure:
     input:
-        f"{PREDICTION}/runs.parquet",
+        runs_path=PREDICTION.collect_outputs()["parquet_path"],
     output:
-        png=report(
-            f"{PREDICTION}/figures/{{prediction_figure}}.png",
-            caption="../report/prediction_figure.rst",
-            category="Run-time prediction",
+        png_path=report(
+            PREDICTION.files.figure("{prediction_figure}", "png"),
+            caption="../report/prediction/figure.rst",
+            category=TITLES["prediction"],
             subcategory="All logs",
             labels={"figure": "{prediction_figure}"},
         ),
-        pdf=f"{PREDICTION}/figures/{{prediction_figure}}.pdf",
+        pdf_path=PREDICTION.files.figure("{prediction_figure}", "pdf"),
     log:
-        "logs/prediction/figures/{prediction_figure}.log",
+        PREDICTION.files.log("figures/{prediction_figure}"),
     localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:
+        settings=PREDICTION.study_figure_settings,
         code=step_hash(prediction_steps.study_figure),
     run:
-        run_step(
-            prediction_steps.study_figure,
-            wildcards.prediction_figure,
-            input[0],
-            output.png,
-            output.pdf,
-            log_path=log[0],
-        )
+        run_step(prediction_steps.study_figure, input, output, log, params)

@@ -1,203 +1,116 @@
-# The redirection study: the loaded weeks of each log, the (alpha, theta) grid and the baseline
-# simulated on them, the tables and figures (scheduler.studies.redirect.steps).
+# The redirection study (scheduler.studies.redirect): the loaded weeks of each log, the (alpha,
+# theta) grid and the baseline simulated on them, theta chosen online, the tables and figures.
+# Paths and settings: its plan.
+from scheduler.studies.redirect import steps as redirect_steps
+
+REDIRECT = PLANS["redirect"]
+
+
+wildcard_constraints:
+    redirect_figure=_alternatives(redirect_steps.FIGURES),
+    **REDIRECT.wildcards,
 
 
 rule redirect_weeks:
     input:
-        "results/{trace}/filtered.parquet",
+        filtered_path=REDIRECT.source_file(),
     output:
-        weeks=f"{REDIRECT}/{{trace}}/weeks.parquet",
-        csv=report(
-            f"{REDIRECT}/tables/{{trace}}_weeks.csv",
-            caption="../report/redirect_table.rst",
-            category="Redirection",
-            subcategory="{trace}",
-            labels={"trace": "{trace}", "table": "weeks and their load"},
-        ),
+        **reported(REDIRECT.weeks_outputs(), "redirect"),
     log:
-        "logs/redirect/{trace}/weeks.log",
+        REDIRECT.files.log("{trace}/weeks"),
     localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:
-        weeks=REDIRECT_PLAN.weeks,
-        min_load=redirect_min_load,
-        step_days=REDIRECT_PLAN.step_days,
-        split=REDIRECT_PLAN.split,
+        settings=REDIRECT.weeks_settings,
         code=step_hash(redirect_steps.choose_weeks),
     run:
-        run_step(
-            redirect_steps.choose_weeks,
-            input[0],
-            output.weeks,
-            output.csv,
-            trace=wildcards.trace,
-            count=params.weeks,
-            min_load=params.min_load,
-            step_days=params.step_days,
-            split=params.split,
-            log_path=log[0],
-        )
+        run_step(redirect_steps.choose_weeks, input, output, log, params)
 
 
 # One job = one log's weeks under one dedicated share (every theta and balance option), or
 # under the baseline EASY on the whole machine.
 rule redirect_simulate:
     input:
-        jobs="results/{trace}/filtered.parquet",
-        weeks=f"{REDIRECT}/{{trace}}/weeks.parquet",
+        filtered_path=REDIRECT.source_file(),
+        weeks_path=REDIRECT.weeks_file(),
     output:
-        f"{REDIRECT}/{{trace}}/grid/alpha-{{alpha}}.parquet",
+        out_path=REDIRECT.files.result(f"{REDIRECT.grid_run()}.parquet"),
     log:
-        "logs/redirect/{trace}/alpha-{alpha}.log",
+        REDIRECT.files.log(REDIRECT.grid_run()),
     benchmark:
-        "benchmarks/redirect/{trace}/alpha-{alpha}.tsv"
+        REDIRECT.files.benchmark(REDIRECT.grid_run())
     group:
         "simulate"
     conda:
         "../envs/schedlab.yaml"
     params:
-        thetas=list(REDIRECT_PLAN.thetas),
-        balance=list(REDIRECT_PLAN.balance),
-        primary=REDIRECT_PLAN.primary,
-        backfill=REDIRECT_PLAN.backfill,
-        tau_s=REDIRECT_PLAN.tau_s,
-        max_alpha=max(REDIRECT_PLAN.alphas),
+        settings=REDIRECT.grid_settings,
         code=step_hash(redirect_steps.simulate_alpha),
     run:
-        run_step(
-            redirect_steps.simulate_alpha,
-            input.jobs,
-            input.weeks,
-            output[0],
-            trace=wildcards.trace,
-            alpha=wildcards.alpha,
-            thetas=params.thetas,
-            balance=params.balance,
-            primary=params.primary,
-            backfill=params.backfill,
-            tau_s=params.tau_s,
-            max_alpha=params.max_alpha,
-            log_path=log[0],
-        )
+        run_step(redirect_steps.simulate_alpha, input, output, log, params)
 
 
 # One job = one log's weeks under one dedicated share with theta chosen online, period by
 # period, by each selector of redirect.online.selectors (every balance option).
 rule redirect_online:
     input:
-        jobs="results/{trace}/filtered.parquet",
-        weeks=f"{REDIRECT}/{{trace}}/weeks.parquet",
+        filtered_path=REDIRECT.source_file(),
+        weeks_path=REDIRECT.weeks_file(),
     output:
-        f"{REDIRECT}/{{trace}}/online/alpha-{{alpha}}.parquet",
+        out_path=REDIRECT.files.result(f"{REDIRECT.online_run()}.parquet"),
     log:
-        "logs/redirect/{trace}/online-alpha-{alpha}.log",
+        REDIRECT.files.log(REDIRECT.online_run()),
     benchmark:
-        "benchmarks/redirect/{trace}/online-alpha-{alpha}.tsv"
+        REDIRECT.files.benchmark(REDIRECT.online_run())
     group:
         "simulate"
     conda:
         "../envs/schedlab.yaml"
     params:
-        settings=redirect_online_settings(),
+        settings=REDIRECT.online_settings,
         code=step_hash(redirect_steps.simulate_online),
     run:
-        run_step(
-            redirect_steps.simulate_online,
-            input.jobs,
-            input.weeks,
-            output[0],
-            trace=wildcards.trace,
-            alpha=wildcards.alpha,
-            log_path=log[0],
-            **params.settings,
-        )
+        run_step(redirect_steps.simulate_online, input, output, log, params)
 
 
 rule redirect_tables:
     input:
-        grid=redirect_grid_files,
-        online=redirect_online_files,
+        grid_paths=REDIRECT.grid_files,
+        online_paths=REDIRECT.online_files,
     output:
-        grid=f"{REDIRECT}/grid.parquet",
-        heatmap_csv=report(
-            f"{REDIRECT}/tables/heatmap.csv",
-            caption="../report/redirect_table.rst",
-            category="Redirection",
-            subcategory="All logs",
-            labels={"table": "median ratios per (alpha, theta)"},
-        ),
-        heatmap_md=f"{REDIRECT}/tables/heatmap.md",
-        best=f"{REDIRECT}/best.parquet",
-        best_csv=report(
-            f"{REDIRECT}/tables/best.csv",
-            caption="../report/redirect_table.rst",
-            category="Redirection",
-            subcategory="All logs",
-            labels={"table": "tuned on training weeks, reported on test weeks"},
-        ),
-        best_md=f"{REDIRECT}/tables/best.md",
-        online=f"{REDIRECT}/online.parquet",
-        online_csv=report(
-            f"{REDIRECT}/tables/online.csv",
-            caption="../report/redirect_table.rst",
-            category="Redirection",
-            subcategory="All logs",
-            labels={"table": "theta chosen online against the fixed theta"},
-        ),
-        online_md=f"{REDIRECT}/tables/online.md",
+        **reported(REDIRECT.tables_outputs(), "redirect"),
     log:
-        "logs/redirect/tables.log",
+        REDIRECT.files.log("tables"),
     localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:
         code=step_hash(redirect_steps.redirect_tables),
     run:
-        run_step(
-            redirect_steps.redirect_tables,
-            input.grid,
-            output.grid,
-            output.heatmap_csv,
-            output.heatmap_md,
-            output.best,
-            output.best_csv,
-            output.best_md,
-            input.online,
-            output.online,
-            output.online_csv,
-            output.online_md,
-            log_path=log[0],
-        )
+        run_step(redirect_steps.redirect_tables, input, output, log, params)
 
 
 rule redirect_figure:
     input:
-        grid=f"{REDIRECT}/grid.parquet",
-        best=f"{REDIRECT}/best.parquet",
+        grid_path=REDIRECT.tables_outputs()["grid_path"],
+        best_path=REDIRECT.tables_outputs()["best_path"],
     output:
-        png=report(
-            f"{REDIRECT}/figures/{{redirect_figure}}.png",
-            caption="../report/redirect_figure.rst",
-            category="Redirection",
+        png_path=report(
+            REDIRECT.files.figure("{redirect_figure}", "png"),
+            caption="../report/redirect/figure.rst",
+            category=TITLES["redirect"],
             subcategory="All logs",
             labels={"figure": "{redirect_figure}"},
         ),
-        pdf=f"{REDIRECT}/figures/{{redirect_figure}}.pdf",
+        pdf_path=REDIRECT.files.figure("{redirect_figure}", "pdf"),
     log:
-        "logs/redirect/figures/{redirect_figure}.log",
+        REDIRECT.files.log("figures/{redirect_figure}"),
     localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:
+        settings=REDIRECT.figure_settings,
         code=step_hash(redirect_steps.redirect_figure),
     run:
-        run_step(
-            redirect_steps.redirect_figure,
-            wildcards.redirect_figure,
-            input.grid,
-            input.best,
-            output.png,
-            output.pdf,
-            log_path=log[0],
-        )
+        run_step(redirect_steps.redirect_figure, input, output, log, params)

@@ -1,33 +1,29 @@
+# The catalogue's logs, shared by every study: downloaded (offline mirror first), then strongly
+# filtered (scheduler.traces.steps); the paths are scheduler.studies.common.paths'.
+
+
 rule download_trace:
     output:
-        trace="resources/traces/{trace}.swf.gz",
-        report="resources/traces/{trace}.fetch.json",
+        trace_path=trace_paths.trace_file(),
+        report_path=trace_paths.download_report_file(),
     log:
         "logs/download/{trace}.log",
     localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:
-        source=trace_source,
+        settings=download_settings,
         code=step_hash(trace_steps.download_trace),
     run:
-        run_step(
-            trace_steps.download_trace,
-            trace=wildcards.trace,
-            destination=output.trace,
-            report_path=output.report,
-            log_path=log[0],
-            **params.source,
-            **config["archive"],
-        )
+        run_step(trace_steps.download_trace, input, output, log, params)
 
 
 rule filter_trace:
     input:
-        "resources/traces/{trace}.swf.gz",
+        swf_path=trace_paths.trace_file(),
     output:
-        jobs="results/{trace}/filtered.parquet",
-        report="results/{trace}/filter_report.json",
+        filtered_path=trace_paths.filtered_file(),
+        report_path=trace_paths.filter_report_file(),
     log:
         "logs/filter/{trace}.log",
     benchmark:
@@ -35,28 +31,20 @@ rule filter_trace:
     conda:
         "../envs/schedlab.yaml"
     params:
-        machine_procs=machine_procs,
+        settings=filter_settings,
         code=step_hash(trace_steps.filter_trace),
     run:
-        run_step(
-            trace_steps.filter_trace,
-            input[0],
-            output.jobs,
-            output.report,
-            trace=wildcards.trace,
-            machine_procs=params.machine_procs,
-            log_path=log[0],
-        )
+        run_step(trace_steps.filter_trace, input, output, log, params)
 
 
 # The strong filter with jobs that ran past their requested time clipped to it instead of
 # dropped (the run-time prediction study's filter, prediction.overrun: clip).
 rule filter_trace_overrun:
     input:
-        "resources/traces/{trace}.swf.gz",
+        swf_path=trace_paths.trace_file(),
     output:
-        jobs="results/{trace}/filtered-{overrun}.parquet",
-        report="results/{trace}/filter_report-{overrun}.json",
+        filtered_path=trace_paths.filtered_file(overrun="{overrun}"),
+        report_path=trace_paths.filter_report_file(overrun="{overrun}"),
     log:
         "logs/filter/{trace}-{overrun}.log",
     benchmark:
@@ -64,16 +52,7 @@ rule filter_trace_overrun:
     conda:
         "../envs/schedlab.yaml"
     params:
-        machine_procs=machine_procs,
+        settings=filter_settings,
         code=step_hash(trace_steps.filter_trace),
     run:
-        run_step(
-            trace_steps.filter_trace,
-            input[0],
-            output.jobs,
-            output.report,
-            trace=wildcards.trace,
-            machine_procs=params.machine_procs,
-            overrun=wildcards.overrun,
-            log_path=log[0],
-        )
+        run_step(trace_steps.filter_trace, input, output, log, params)

@@ -1,17 +1,24 @@
-# The queue-tuning study: train/test split, resampled weeks, simulations, aggregation, tables,
-# figures (scheduler.studies.tuning.steps; the split and resampling steps are generic trace
+# The queue-tuning study (scheduler.studies.tuning): train/test split, resampled weeks,
+# simulations, aggregation, tables, figures (the split and resampling steps are generic trace
 # operations of scheduler.traces.steps). Three week sources: train and test (the halves of the
 # filtered log, the whole search space: the protocol) and whole (weeks resampled over the whole
-# filtered log, only the cases of the descriptive figures); and the whole-log table (given
-# pairs simulated on the whole filtered log, no resampling).
+# filtered log, only the cases of the descriptive figures); and the whole-log table (given pairs
+# simulated on the whole filtered log, no resampling). Paths and settings: its plan.
+from scheduler.studies.tuning import steps as tuning_steps
+
+TUNING = PLANS["tuning"]
+
+
+wildcard_constraints:
+    **TUNING.wildcards,
 
 
 rule split_trace:
     input:
-        "results/{trace}/filtered.parquet",
+        filtered_path=trace_paths.filtered_file(),
     output:
-        train="results/{trace}/split/train.parquet",
-        test="results/{trace}/split/test.parquet",
+        train_path=TUNING.split_file(split="train"),
+        test_path=TUNING.split_file(split="test"),
     log:
         "logs/split/{trace}.log",
     benchmark:
@@ -19,23 +26,17 @@ rule split_trace:
     conda:
         "../envs/schedlab.yaml"
     params:
+        settings=lambda wildcards: {"trace": wildcards.trace},
         code=step_hash(trace_steps.split_trace),
     run:
-        run_step(
-            trace_steps.split_trace,
-            input[0],
-            output.train,
-            output.test,
-            trace=wildcards.trace,
-            log_path=log[0],
-        )
+        run_step(trace_steps.split_trace, input, output, log, params)
 
 
 rule resample_weeks:
     input:
-        week_source,
+        split_path=TUNING.week_source,
     output:
-        "results/{trace}/weeks/{split}/batch{batch}.parquet",
+        out_path=TUNING.weeks_file(),
     log:
         "logs/resample/{trace}/{split}/batch{batch}.log",
     benchmark:
@@ -43,24 +44,10 @@ rule resample_weeks:
     conda:
         "../envs/schedlab.yaml"
     params:
-        weeks=batch_weeks,
-        seed=PLAN.seed,
-        method=PLAN.resampling,
-        alignment=PLAN.week_alignment,
+        settings=TUNING.resample_settings,
         code=step_hash(trace_steps.resample_batch),
     run:
-        run_step(
-            trace_steps.resample_batch,
-            input[0],
-            output[0],
-            trace=wildcards.trace,
-            split=wildcards.split,
-            seed=params.seed,
-            method=params.method,
-            alignment=params.alignment,
-            log_path=log[0],
-            **params.weeks,
-        )
+        run_step(trace_steps.resample_batch, input, output, log, params)
 
 
 # One job = one (trace, split, primary, backfill) under every threshold of the week source on
@@ -68,87 +55,25 @@ rule resample_weeks:
 # without threshold up to the first instant a job has waited longer than Θ
 # (scheduler.sim.sweep). On a cluster the profile packs many of them per submission through the
 # "simulate" group.
-# With the config key `bundle` above 1 (clusters), one job runs `bundle` pairs of one (trace,
-# week source, batch) one after the other (tuning_steps.simulate_bundle): same files, same
-# contents; one rule per (week source, bundle of pairs), as a rule's outputs are fixed names.
-if BUNDLE == 1:
-
-    rule simulate_batch:
-        input:
-            weeks="results/{trace}/weeks/{split}/batch{batch}.parquet",
-            learned=tuning_learned_input,
-        output:
-            f"{TUNING}/{{trace}}/sims/{SIM_PAIR}.parquet",
-        log:
-            f"logs/tuning/{{trace}}/sims/{SIM_PAIR}.log",
-        benchmark:
-            f"benchmarks/tuning/{{trace}}/sims/{SIM_PAIR}.tsv"
-        group:
-            "simulate"
-        conda:
-            "../envs/schedlab.yaml"
-        params:
-            thresholds=pair_thresholds,
-            threshold_backfill=PLAN.threshold_backfill,
-            code=step_hash(tuning_steps.simulate_batch),
-        run:
-            run_step(
-                tuning_steps.simulate_batch,
-                input.weeks,
-                output[0],
-                trace=wildcards.trace,
-                split=wildcards.split,
-                primary=wildcards.primary,
-                backfill=wildcards.backfill,
-                thresholds=params.thresholds,
-                threshold_backfill=params.threshold_backfill,
-                log_path=log[0],
-            )
-
-else:
-    for _split in PLAN.week_splits:
-        for _k, _pairs in enumerate(pair_bundles(_split)):
-
-            rule:
-                name:
-                    f"simulate_bundle_{_split}_{_k}"
-                input:
-                    weeks=f"results/{{trace}}/weeks/{_split}/batch{{batch}}.parquet",
-                    learned=learned_function_input(
-                        *(p for pair in _pairs for p in pair)
-                    ),
-                output:
-                    [
-                        simulation_file("{trace}", _split, *pair, "{batch}")
-                        for pair in _pairs
-                    ],
-                log:
-                    [
-                        simulation_file(
-                            "{trace}", _split, *pair, "{batch}", kind="log"
-                        )
-                        for pair in _pairs
-                    ],
-                benchmark:
-                    f"benchmarks/tuning/{{trace}}/sims/{_split}/bundle{_k}/batch{{batch}}.tsv"
-                conda:
-                    "../envs/schedlab.yaml"
-                params:
-                    split=_split,
-                    pairs=bundle_pairs(_split, _pairs),
-                    threshold_backfill=PLAN.threshold_backfill,
-                    code=step_hash(tuning_steps.simulate_bundle),
-                run:
-                    run_step(
-                        tuning_steps.simulate_bundle,
-                        input.weeks,
-                        list(output),
-                        trace=wildcards.trace,
-                        split=params.split,
-                        pairs=params.pairs,
-                        threshold_backfill=params.threshold_backfill,
-                        log_paths=list(log),
-                    )
+rule simulate_batch:
+    input:
+        weeks_path=TUNING.weeks_file(),
+        _policy_paths=TUNING.policy_files,
+    output:
+        out_path=TUNING.files.result(f"{TUNING.simulation()}.parquet"),
+    log:
+        TUNING.files.log(TUNING.simulation()),
+    benchmark:
+        TUNING.files.benchmark(TUNING.simulation())
+    group:
+        "simulate"
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        settings=TUNING.simulate_settings,
+        code=step_hash(tuning_steps.simulate_batch),
+    run:
+        run_step(tuning_steps.simulate_batch, input, output, log, params)
 
 
 # params.cases lists every (split, pair, threshold): a new threshold changes no file name (a
@@ -156,92 +81,80 @@ else:
 # through it the simulations, out of date, also after a failed run deleted their outputs.
 rule collect_weekly:
     input:
-        simulation_files,
+        sim_paths=TUNING.simulation_files,
     output:
-        f"{TUNING}/{{trace}}/weekly.parquet",
+        out_path=TUNING.weekly_file(),
     log:
-        "logs/tuning/{trace}/collect.log",
+        TUNING.files.log("{trace}/collect"),
     benchmark:
-        "benchmarks/tuning/{trace}/collect.tsv"
+        TUNING.files.benchmark("{trace}/collect")
     localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:
-        baseline=baseline(),
-        cases=weekly_cases(PLAN.splits),
+        settings=TUNING.trace_settings,
+        cases=TUNING.weekly_cases(TUNING.splits),
         code=step_hash(tuning_steps.collect_weekly),
     run:
-        run_step(
-            tuning_steps.collect_weekly,
-            input,
-            output[0],
-            trace=wildcards.trace,
-            baseline=params.baseline,
-            log_path=log[0],
-        )
+        run_step(tuning_steps.collect_weekly, input, output, log, params)
 
 
 rule collect_whole_weekly:
     input:
-        whole_simulation_files,
+        sim_paths=TUNING.whole_simulation_files,
     output:
-        f"{TUNING}/{{trace}}/whole/weekly.parquet",
+        out_path=TUNING.weekly_file(source="whole"),
     log:
-        "logs/tuning/{trace}/collect_whole.log",
+        TUNING.files.log("{trace}/collect_whole"),
     benchmark:
-        "benchmarks/tuning/{trace}/collect_whole.tsv"
+        TUNING.files.benchmark("{trace}/collect_whole")
     localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:
-        baseline=baseline(),
-        cases=weekly_cases(["whole"]),
+        settings=TUNING.trace_settings,
+        cases=TUNING.weekly_cases(("whole",)),
         code=step_hash(tuning_steps.collect_weekly),
     run:
-        run_step(
-            tuning_steps.collect_weekly,
-            input,
-            output[0],
-            trace=wildcards.trace,
-            baseline=params.baseline,
-            log_path=log[0],
-        )
+        run_step(tuning_steps.collect_weekly, input, output, log, params)
 
 
 rule summarize_trace:
     input:
-        f"{TUNING}/{{trace}}/weekly.parquet",
+        weekly_path=TUNING.weekly_file(),
     output:
-        parquet=f"{TUNING}/{{trace}}/summary.parquet",
-        csv=report(
-            f"{TUNING}/tables/{{trace}}_summary.csv",
-            caption="../report/summary_table.rst",
-            category="Queue tuning",
-            subcategory="{trace}",
-            labels={"trace": "{trace}", "table": "policy pairs (CSV)"},
-        ),
-        markdown=f"{TUNING}/tables/{{trace}}_summary.md",
+        **reported(TUNING.summary_outputs(), "tuning"),
     log:
-        "logs/tuning/{trace}/summarize.log",
+        TUNING.files.log("{trace}/summarize"),
     benchmark:
-        "benchmarks/tuning/{trace}/summarize.tsv"
+        TUNING.files.benchmark("{trace}/summarize")
     localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:
-        baseline=baseline(),
+        settings=TUNING.trace_settings,
         code=step_hash(tuning_steps.summarize_trace),
     run:
-        run_step(
-            tuning_steps.summarize_trace,
-            input[0],
-            output.parquet,
-            output.csv,
-            output.markdown,
-            trace=wildcards.trace,
-            baseline=params.baseline,
-            log_path=log[0],
-        )
+        run_step(tuning_steps.summarize_trace, input, output, log, params)
+
+
+rule summarize_whole:
+    input:
+        weekly_path=TUNING.weekly_file(source="whole"),
+    output:
+        **reported(TUNING.summary_outputs("whole"), "tuning"),
+    log:
+        TUNING.files.log("{trace}/summarize_whole"),
+    benchmark:
+        TUNING.files.benchmark("{trace}/summarize_whole")
+    localrule: True
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        settings=TUNING.trace_settings,
+        code=step_hash(tuning_steps.summarize_trace),
+    run:
+        run_step(tuning_steps.summarize_trace, input, output, log, params)
 
 
 # Source-week bootstrap of the test half (scheduler.studies.tuning.bootstrap): one job = a batch
@@ -251,253 +164,129 @@ rule summarize_trace:
 # depend on itself); its jobs are few and long (25 replicates of a log per job in full.yaml).
 rule tuning_bootstrap:
     input:
-        weekly=f"{TUNING}/{{trace}}/weekly.parquet",
-        split="results/{trace}/split/test.parquet",
+        weekly_path=TUNING.weekly_file(),
+        split_path=TUNING.split_file(split="test"),
     output:
-        f"{TUNING}/{{trace}}/bootstrap/batch{{batch}}.parquet",
+        out_path=TUNING.bootstrap_file(),
     log:
-        "logs/tuning/{trace}/bootstrap/batch{batch}.log",
+        TUNING.files.log("{trace}/bootstrap/batch{batch}"),
     benchmark:
-        "benchmarks/tuning/{trace}/bootstrap/batch{batch}.tsv"
+        TUNING.files.benchmark("{trace}/bootstrap/batch{batch}")
     conda:
         "../envs/schedlab.yaml"
     params:
-        replicates=bootstrap_replicates,
-        weeks=PLAN.bootstrap_weeks,
-        seed=PLAN.seed,
-        method=PLAN.resampling,
-        baseline=baseline(),
-        threshold_backfill=PLAN.threshold_backfill,
-        alignment=PLAN.week_alignment,
+        settings=TUNING.bootstrap_settings,
         code=step_hash(tuning_steps.bootstrap_batch),
     run:
-        run_step(
-            tuning_steps.bootstrap_batch,
-            input.weekly,
-            input.split,
-            output[0],
-            trace=wildcards.trace,
-            baseline=params.baseline,
-            weeks=params.weeks,
-            seed=params.seed,
-            method=params.method,
-            threshold_backfill=params.threshold_backfill,
-            alignment=params.alignment,
-            log_path=log[0],
-            **params.replicates,
-        )
-
-
-rule summarize_whole:
-    input:
-        f"{TUNING}/{{trace}}/whole/weekly.parquet",
-    output:
-        parquet=f"{TUNING}/{{trace}}/whole/summary.parquet",
-        csv=report(
-            f"{TUNING}/tables/{{trace}}_whole_summary.csv",
-            caption="../report/whole_summary_table.rst",
-            category="Queue tuning",
-            subcategory="{trace}",
-            labels={"trace": "{trace}", "table": "whole-log weeks (CSV)"},
-        ),
-        markdown=f"{TUNING}/tables/{{trace}}_whole_summary.md",
-    log:
-        "logs/tuning/{trace}/summarize_whole.log",
-    benchmark:
-        "benchmarks/tuning/{trace}/summarize_whole.tsv"
-    localrule: True
-    conda:
-        "../envs/schedlab.yaml"
-    params:
-        baseline=baseline(),
-        code=step_hash(tuning_steps.summarize_trace),
-    run:
-        run_step(
-            tuning_steps.summarize_trace,
-            input[0],
-            output.parquet,
-            output.csv,
-            output.markdown,
-            trace=wildcards.trace,
-            baseline=params.baseline,
-            log_path=log[0],
-        )
+        run_step(tuning_steps.bootstrap_batch, input, output, log, params)
 
 
 rule tuning_protocol:
     input:
-        weekly=weekly_files,
-        bootstrap=bootstrap_files,
+        weekly_paths=TUNING.weekly_files,
+        bootstrap_paths=TUNING.bootstrap_files,
     output:
-        parquet=f"{TUNING}/tables/protocol.parquet",
-        csv=report(
-            f"{TUNING}/tables/protocol.csv",
-            caption="../report/protocol_table.rst",
-            category="Queue tuning",
-            subcategory="All traces",
-            labels={"table": "train/test protocol (CSV)"},
-        ),
-        markdown=f"{TUNING}/tables/protocol.md",
+        **reported(TUNING.protocol_outputs(), "tuning"),
     log:
-        "logs/tuning/protocol.log",
+        TUNING.files.log("protocol"),
     benchmark:
-        "benchmarks/tuning/protocol.tsv"
+        TUNING.files.benchmark("protocol")
     localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:
-        baseline=baseline(),
-        confidence=PLAN.confidence,
+        settings=TUNING.protocol_settings,
         code=step_hash(tuning_steps.tuning_protocol),
     run:
-        run_step(
-            tuning_steps.tuning_protocol,
-            input.weekly,
-            output.parquet,
-            output.csv,
-            output.markdown,
-            baseline=params.baseline,
-            confidence=params.confidence,
-            bootstrap_paths=input.bootstrap,
-            log_path=log[0],
-        )
+        run_step(tuning_steps.tuning_protocol, input, output, log, params)
 
 
 # The descriptive per-trace figures, from the week source of tuning.figures.weeks_from.
 rule trace_figure:
     input:
-        unpack(figure_tables),
+        unpack(TUNING.figure_tables),
     output:
-        png=report(
-            f"{TUNING}/figures/{{trace}}/{{figure}}.png",
-            caption="../report/figure.rst",
-            category="Queue tuning",
+        png_path=report(
+            TUNING.files.figure("{trace}/{figure}", "png"),
+            caption="../report/tuning/figure.rst",
+            category=TITLES["tuning"],
             subcategory="{trace}",
             labels={"trace": "{trace}", "figure": "{figure}"},
         ),
-        pdf=f"{TUNING}/figures/{{trace}}/{{figure}}.pdf",
+        pdf_path=TUNING.files.figure("{trace}/{figure}", "pdf"),
     log:
-        "logs/tuning/{trace}/figures/{figure}.log",
+        TUNING.files.log("{trace}/figures/{figure}"),
     localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:
-        settings=figure_settings(),
+        settings=TUNING.trace_figure_settings,
         code=step_hash(tuning_steps.trace_figure),
     run:
-        run_step(
-            tuning_steps.trace_figure,
-            wildcards.figure,
-            input.weekly,
-            input.summary,
-            output.png,
-            output.pdf,
-            trace=wildcards.trace,
-            log_path=log[0],
-            **params.settings,
-        )
+        run_step(tuning_steps.trace_figure, input, output, log, params)
 
 
 rule study_figure:
     input:
-        protocol=f"{TUNING}/tables/protocol.parquet",
-        summaries=summary_files,
+        protocol_path=TUNING.protocol_outputs()["parquet_path"],
+        summary_paths=TUNING.summary_files,
     output:
-        png=report(
-            f"{TUNING}/figures/{{figure}}.png",
-            caption="../report/figure.rst",
-            category="Queue tuning",
+        png_path=report(
+            TUNING.files.figure("{figure}", "png"),
+            caption="../report/tuning/figure.rst",
+            category=TITLES["tuning"],
             subcategory="All traces",
             labels={"figure": "{figure}"},
         ),
-        pdf=f"{TUNING}/figures/{{figure}}.pdf",
+        pdf_path=TUNING.files.figure("{figure}", "pdf"),
     log:
-        "logs/tuning/figures/{figure}.log",
+        TUNING.files.log("figures/{figure}"),
     localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:
-        threshold=PLAN.figure_threshold,
-        baseline=baseline(),
+        settings=TUNING.study_figure_settings,
         code=step_hash(tuning_steps.study_figure),
     run:
-        run_step(
-            tuning_steps.study_figure,
-            wildcards.figure,
-            input.protocol,
-            input.summaries,
-            output.png,
-            output.pdf,
-            threshold=params.threshold,
-            baseline=params.baseline,
-            log_path=log[0],
-        )
+        run_step(tuning_steps.study_figure, input, output, log, params)
 
 
 # One job = one (trace, primary, backfill, threshold) simulated on the whole filtered log.
 rule simulate_whole_log:
     input:
-        filtered="results/{trace}/filtered.parquet",
-        learned=tuning_learned_input,
+        filtered_path=trace_paths.filtered_file(),
+        _policy_paths=TUNING.policy_files,
     output:
-        f"{TUNING}/{{trace}}/whole_log/{{primary}}/{{backfill}}/{{threshold}}.parquet",
+        out_path=TUNING.files.result(f"{TUNING.whole_log_run()}.parquet"),
     log:
-        "logs/tuning/{trace}/whole_log/{primary}/{backfill}/{threshold}.log",
+        TUNING.files.log(TUNING.whole_log_run()),
     benchmark:
-        "benchmarks/tuning/{trace}/whole_log/{primary}/{backfill}/{threshold}.tsv"
+        TUNING.files.benchmark(TUNING.whole_log_run())
     group:
         "simulate"
     conda:
         "../envs/schedlab.yaml"
     params:
-        threshold_s=threshold_seconds,
-        threshold_backfill=PLAN.threshold_backfill,
+        settings=TUNING.whole_log_settings,
         code=step_hash(tuning_steps.simulate_whole_log),
     run:
-        run_step(
-            tuning_steps.simulate_whole_log,
-            input.filtered,
-            output[0],
-            trace=wildcards.trace,
-            primary=wildcards.primary,
-            backfill=wildcards.backfill,
-            threshold=wildcards.threshold,
-            threshold_s=params.threshold_s,
-            threshold_backfill=params.threshold_backfill,
-            log_path=log[0],
-        )
+        run_step(tuning_steps.simulate_whole_log, input, output, log, params)
 
 
 rule whole_log_table:
     input:
-        whole_log_files,
+        run_paths=TUNING.whole_log_files,
     output:
-        parquet=f"{TUNING}/tables/whole_log.parquet",
-        csv=report(
-            f"{TUNING}/tables/whole_log.csv",
-            caption="../report/whole_log_table.rst",
-            category="Queue tuning",
-            subcategory="All traces",
-            labels={"table": "whole logs (CSV)"},
-        ),
-        markdown=f"{TUNING}/tables/whole_log.md",
+        **reported(TUNING.whole_log_outputs(), "tuning"),
     log:
-        "logs/tuning/whole_log_table.log",
+        TUNING.files.log("whole_log_table"),
     benchmark:
-        "benchmarks/tuning/whole_log_table.tsv"
+        TUNING.files.benchmark("whole_log_table")
     localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:
-        baseline=baseline(),
+        settings=TUNING.baseline_only_settings,
         code=step_hash(tuning_steps.tabulate_whole_log),
     run:
-        run_step(
-            tuning_steps.tabulate_whole_log,
-            input,
-            output.parquet,
-            output.csv,
-            output.markdown,
-            baseline=params.baseline,
-            log_path=log[0],
-        )
+        run_step(tuning_steps.tabulate_whole_log, input, output, log, params)

@@ -20,12 +20,15 @@ from scheduler.policies import POLICIES
 
 __all__ = [
     "MAX_SIMULATION_JOBS",
+    "NUMBER_LABEL_PATTERN",
     "Threshold",
     "TraceEntry",
     "catalogue_entries",
     "confidence_level",
     "config_flag",
     "duration_problem",
+    "label_number",
+    "number_label",
     "policy_list",
     "require_in",
     "threshold_list",
@@ -37,6 +40,25 @@ _NUMBER_WITH_UNIT = re.compile(r"^[0-9.eE+-]+\s*(s|m|h|d|w)$")
 
 #: Most jobs one study may plan per trace (Snakemake's dry run grows with them, silently).
 MAX_SIMULATION_JOBS = 500_000
+
+
+#: What :func:`number_label` writes (the wildcard constraint of a number in a file name).
+NUMBER_LABEL_PATTERN = r"[0-9][0-9.e+]*(e-[0-9]+)?"
+
+
+def number_label(value: float) -> str:
+    """The label of a number that names files (a load, a memory size, a share): the shortest
+    text that reads back as the same float (:func:`label_number`): ``0.5``, ``24``,
+    ``1048576``, ``1e-09``, ``1e+16``. Values are non-negative and finite (the schema's bounds)."""
+    number = float(value)
+    if number.is_integer() and abs(number) < 2**53:
+        return str(int(number))
+    return repr(number)
+
+
+def label_number(label: str) -> float:
+    """The number a :func:`number_label` label names."""
+    return float(label)
 
 
 @dataclass(frozen=True)

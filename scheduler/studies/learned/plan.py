@@ -1,6 +1,7 @@
-"""The learned-priority-function study's plan: the ``learned`` config section checked (the
-training tuples and trials, the regression, the evaluation's workloads, modes and policies) and
-the jobs it implies. Errors name the config key.
+"""The learned-priority-function study's plan: the ``learned`` config section (validated
+against ``config.schema.yaml``, defaults filled in) checked where the schema cannot (policy
+names, workloads against the catalogue, the convergence counts' order), and the files, targets,
+step settings and policy registrations it implies. Errors name the config key.
 
 Workloads of the evaluation are catalogue logs (by name) or the workload model at a machine
 size, written ``model-<processors>`` (e.g. ``model-256``, ``model-1024``).
@@ -9,26 +10,29 @@ size, written ``model-<processors>`` (e.g. ``model-256``, ``model-1024``).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from scheduler.core.errors import ConfigurationError, quote
+from scheduler.core.errors import ConfigurationError
+from scheduler.policies.learned import register_learned
 from scheduler.studies.common.config import TraceEntry, catalogue_entries, policy_list
-from scheduler.studies.learned.evaluation import MODES
+from scheduler.studies.common.paths import Reported, StudyFiles, output_paths, trace_file
 
 __all__ = [
     "FUNCTION_PREFIX",
     "LearnedPlan",
     "Workload",
     "learned_plan",
+    "learned_setup",
     "model_workload",
 ]
 
 #: Names of the learned functions in the evaluation: LF1 is the rank-1 function of the fit.
 FUNCTION_PREFIX = "LF"
 _MODEL = re.compile(r"^model-([0-9]+)$")
-_JOB_TYPES = ("combined", "mixed", "batch", "interactive")
+#: The fit file of the learned functions, which every study's policies LF<k> read.
+FUNCTIONS_FILE = StudyFiles("learned").result("functions.parquet")
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,16 @@ def model_workload(name: str) -> int | None:
 
 @dataclass(frozen=True)
 class LearnedPlan:
-    """The learned-priority-function study, checked."""
+    """The learned-priority-function study, checked (see the configuration reference).
+
+    Files: ``results/learned/model/model-<procs>.parquet`` (a model trace),
+    ``…/tuples/batch<b>.parquet`` and ``…/scores/batch<b>.parquet`` (training tuples and their
+    trial scores), the fit (``forms.parquet``, :data:`FUNCTIONS_FILE`), the convergence curve,
+    ``…/evaluation/<workload>.parquet``, the tables and the figures.
+    """
+
+    #: The study's name: its config section and folders.
+    name: ClassVar[str] = "learned"
 
     seed: int
     model_procs: int
@@ -78,6 +91,10 @@ class LearnedPlan:
     policies: tuple[str, ...]
 
     @property
+    def files(self) -> StudyFiles:
+        return StudyFiles(self.name)
+
+    @property
     def batches(self) -> int:
         """Jobs of training tuples (the last one may hold fewer tuples)."""
         return -(-self.tuples // self.tuples_per_job)
@@ -92,7 +109,7 @@ class LearnedPlan:
     @property
     def learned_names(self) -> tuple[str, ...]:
         """The learned functions' policy names in the evaluation: LF1 … LF<top>."""
-        return tuple(f"{FUNCTION_PREFIX}{rank}" for rank in range(1, self.top + 1))
+        return learned_names(self.top)
 
     @property
     def evaluated_policies(self) -> tuple[str, ...]:
@@ -111,39 +128,177 @@ class LearnedPlan:
         sizes.update(w.model_procs for w in self.workloads if w.model_procs is not None)
         return tuple(sorted(sizes))
 
+    # -- files --------------------------------------------------------------------------------
+    @property
+    def wildcards(self) -> dict[str, str]:
+        """Wildcard constraints of the study's file names (its rules file)."""
+        return {
+            "procs": r"\d+",
+            "rank": r"\d+",
+            "batch": r"\d+",
+            "workload": r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+        }
 
-def _integer(section: Mapping[str, Any], key: str, default: int, low: int, high: int) -> int:
-    value = section.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ConfigurationError(
-            f"config learned.{key}: must be an integer in {low}..{high}, got {quote(value)}"
+    def model_file(self, procs: int | str = "{procs}") -> str:
+        return self.files.result(f"model/model-{procs}.parquet")
+
+    def tuples_file(self, batch: int | str = "{batch}") -> str:
+        return self.files.result(f"tuples/batch{batch}.parquet")
+
+    def scores_file(self, batch: int | str = "{batch}") -> str:
+        return self.files.result(f"scores/batch{batch}.parquet")
+
+    def score_files(self, wildcards: object = None) -> list[str]:
+        return [self.scores_file(batch) for batch in range(self.batches)]
+
+    def fit_outputs(self) -> dict[str, str | Reported]:
+        """The outputs of ``fit_functions``."""
+        return {
+            "forms_path": self.files.result("forms.parquet"),
+            "functions_path": FUNCTIONS_FILE,
+            "forms_csv_path": Reported(
+                self.files.table("forms.csv"), "table.rst",
+                {"table": "every function form (CSV)"},
+            ),
+            "top_md_path": self.files.table("top_functions.md"),
+        }  # fmt: skip
+
+    def convergence_outputs(self) -> dict[str, str | Reported]:
+        """The outputs of ``convergence_curve``."""
+        return {
+            "out_path": self.files.result("convergence.parquet"),
+            "png_path": Reported(
+                self.files.figure("convergence", "png"), "figure.rst", {"figure": "convergence"}
+            ),
+            "pdf_path": self.files.figure("convergence", "pdf"),
+        }
+
+    def workload_source(self, wildcards: Any) -> str:
+        """The jobs of an evaluation workload: the generated model, or the catalogue log as
+        downloaded (the protocol keeps every job with positive processors, run and requested
+        times: no strong filter)."""
+        workload = self.workload(wildcards.workload)
+        if workload.model_procs is not None:
+            return self.model_file(workload.model_procs)
+        return trace_file(workload.name)
+
+    def evaluation_file(self, workload: str = "{workload}") -> str:
+        return self.files.result(f"evaluation/{workload}.parquet")
+
+    def evaluation_files(self, wildcards: object = None) -> list[str]:
+        return [self.evaluation_file(w.name) for w in self.workloads]
+
+    def evaluation_outputs(self) -> dict[str, str | Reported]:
+        """The outputs of ``evaluation_tables``."""
+        return {
+            "parquet_path": self.files.result("evaluation.parquet"),
+            "csv_path": Reported(
+                self.files.table("evaluation.csv"), "table.rst", {"table": "evaluation (CSV)"}
+            ),
+            "markdown_path": self.files.table("evaluation.md"),
+            "png_path": Reported(
+                self.files.figure("evaluation", "png"), "figure.rst", {"figure": "evaluation"}
+            ),
+            "pdf_path": self.files.figure("evaluation", "pdf"),
+        }
+
+    def targets(self) -> list[str]:
+        files = (
+            output_paths(self.fit_outputs())
+            + output_paths(self.convergence_outputs())
+            + output_paths(self.evaluation_outputs())
         )
-    return value
+        functions = [
+            self.files.figure(f"function_{rank}", ext)
+            for rank in range(1, self.top + 1)
+            for ext in ("png", "pdf")
+        ]
+        return files + functions
+
+    # -- step settings (keyword arguments of scheduler.studies.learned.steps) -----------------
+    def model_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``model_trace``: the workload model at ``procs`` processors."""
+        return {
+            "procs": int(wildcards.procs),
+            "jobs": self.model_jobs,
+            "job_types": self.job_types,
+            "seed": self.seed,
+        }
+
+    def tuples_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``draw_tuples``: one batch of training tuples."""
+        return {
+            "tuples": list(self.batch_tuples(int(wildcards.batch))),
+            "state_jobs": self.state_jobs,
+            "queue_jobs": self.queue_jobs,
+            "seed": self.seed,
+        }
+
+    def scores_settings(self, wildcards: Any = None) -> dict[str, Any]:
+        """``tuple_scores``."""
+        return {"trials": self.trials, "tau_s": self.tau_s, "seed": self.seed}
+
+    def fit_settings(self, wildcards: Any = None) -> dict[str, Any]:
+        """``fit_functions``."""
+        return {"top": self.top}
+
+    def convergence_settings(self, wildcards: Any = None) -> dict[str, Any]:
+        """``convergence_curve``."""
+        return {
+            "trial_counts": list(self.convergence_trials),
+            "repetitions": self.convergence_repetitions,
+            "tau_s": self.tau_s,
+            "seed": self.seed,
+        }
+
+    def function_figure_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``function_figure``."""
+        return {"rank": int(wildcards.rank)}
+
+    def evaluation_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``evaluate_workload``: every policy and mode on one workload's sequences."""
+        workload = self.workload(wildcards.workload)
+        return {
+            "workload": workload.name,
+            "machine_procs": workload.machine_procs,
+            "modes": list(self.modes),
+            "policies": list(self.policies),
+            "learned": {name: rank for rank, name in enumerate(self.learned_names, start=1)},
+            "sequences": self.sequences,
+            "random_sequences": self.random_sequences,
+            "days": self.days,
+            "tau_s": self.tau_s,
+            "seed": self.seed,
+        }
+
+    def evaluation_tables_settings(self, wildcards: Any = None) -> dict[str, Any]:
+        """``evaluation_tables``."""
+        return {"policies": list(self.evaluated_policies), "modes": list(self.modes)}
 
 
-def _names(value: object, key: str) -> list[str]:
-    if isinstance(value, str) or not isinstance(value, Sequence):
-        raise ConfigurationError(f"config {key}: must be a list, got {quote(value)}")
-    return [str(item) for item in value]
+def learned_names(top: int) -> tuple[str, ...]:
+    """The policy names of the learned functions of ranks 1 … ``top``: LF1 … LF<top>."""
+    return tuple(f"{FUNCTION_PREFIX}{rank}" for rank in range(1, top + 1))
+
+
+def learned_setup(config: Mapping[str, Any]) -> list[tuple[Callable[..., Any], tuple[Any, ...]]]:
+    """The registrations of a validated config's learned functions as policies of every study:
+    LF<k> is the rank-k function of :data:`FUNCTIONS_FILE` (read when a simulation computes its
+    keys; the rules that simulate with one take the file as an input)."""
+    top = config["learned"]["top"]
+    return [
+        (register_learned, (name, f"learned:{FUNCTIONS_FILE}#{rank}"))
+        for rank, name in enumerate(learned_names(top), start=1)
+    ]
 
 
 def _workloads(config: Mapping[str, Any], evaluation: Mapping[str, Any]) -> tuple[Workload, ...]:
-    names = _names(evaluation.get("workloads", ["model-256"]), "learned.evaluation.workloads")
-    if not names:
-        raise ConfigurationError("config learned.evaluation.workloads: give at least one")
-    if len(set(names)) != len(names):
-        raise ConfigurationError("config learned.evaluation.workloads: a name is listed twice")
-    sizes = evaluation.get("machine_procs") or {}
-    if not isinstance(sizes, Mapping):
-        raise ConfigurationError("config learned.evaluation.machine_procs: must be a mapping")
-    for name, size in sizes.items():
+    names = list(evaluation["workloads"])
+    sizes = evaluation["machine_procs"]
+    for name in sizes:
         if name not in names:
             raise ConfigurationError(
                 f"config learned.evaluation.machine_procs: {name!r} is not an evaluation workload"
-            )
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise ConfigurationError(
-                f"config learned.evaluation.machine_procs.{name}: must be an integer >= 1"
             )
     workloads = []
     for name in names:
@@ -161,75 +316,42 @@ def _workloads(config: Mapping[str, Any], evaluation: Mapping[str, Any]) -> tupl
     return tuple(workloads)
 
 
-def _job_types(value: object) -> str:
-    if value not in _JOB_TYPES:
-        raise ConfigurationError(
-            f"config learned.model_job_types: {quote(value)} must be one of {', '.join(_JOB_TYPES)}"
-        )
-    return str(value)
-
-
 def learned_plan(config: Mapping[str, Any]) -> LearnedPlan:
-    """Check the ``learned`` section of a (schema-validated) config and return its plan."""
-    section = config.get("learned") or {}
-    evaluation = section.get("evaluation") or {}
-    convergence = section.get("convergence") or {}
-    state = _integer(section, "state_jobs", 16, 0, 1000)
-    queue = _integer(section, "queue_jobs", 32, 1, 1000)
-    tau_s = float(section.get("tau_s", 10.0))
-    if not tau_s > 0:
-        raise ConfigurationError(f"config learned.tau_s: must be > 0, got {tau_s!r}")
-    trials = _integer(section, "trials", 4096, 1, 100_000_000)
-    counts = tuple(int(t) for t in convergence.get("trials", [1000, 4000]))
-    if not counts or any(t < 1 for t in counts) or list(counts) != sorted(set(counts)):
+    """The plan of the ``learned`` section of ``config`` (validated here; defaults filled)."""
+    from scheduler.studies.common.study import study_section
+
+    whole, section = study_section(config, LearnedPlan.name)
+    evaluation = section["evaluation"]
+    convergence = section["convergence"]
+    state, queue = section["state_jobs"], section["queue_jobs"]
+    if section["model_jobs"] < state + queue:
         raise ConfigurationError(
-            f"config learned.convergence.trials: give increasing trial counts >= 1, got {counts}"
+            f"config learned.model_jobs: {section['model_jobs']} jobs, a tuple needs "
+            f"learned.state_jobs + learned.queue_jobs = {state + queue}"
         )
-    repetitions = int(convergence.get("repetitions", 10))
-    if repetitions < 2:
-        raise ConfigurationError("config learned.convergence.repetitions: must be >= 2")
-    modes = tuple(_names(evaluation.get("modes", list(MODES)), "learned.evaluation.modes"))
-    for mode in modes:
-        if mode not in MODES:
-            raise ConfigurationError(
-                f"config learned.evaluation.modes: {mode!r} must be one of {', '.join(MODES)}"
-            )
-    if not modes or len(set(modes)) != len(modes):
-        raise ConfigurationError("config learned.evaluation.modes: give distinct modes")
-    policies = policy_list(
-        _names(evaluation.get("policies", ["FCFS"]), "learned.evaluation.policies"),
-        "learned.evaluation.policies",
-    )
-    sequences = evaluation.get("sequences", 10)
-    if sequences is not None and (
-        isinstance(sequences, bool) or not isinstance(sequences, int) or sequences < 1
-    ):
+    counts = tuple(convergence["trials"])
+    if list(counts) != sorted(set(counts)):
         raise ConfigurationError(
-            f"config learned.evaluation.sequences: an integer >= 1 or null (all), got "
-            f"{quote(sequences)}"
+            f"config learned.convergence.trials: give increasing trial counts, got {list(counts)}"
         )
-    days = float(evaluation.get("days", 15.0))
-    if not days > 0:
-        raise ConfigurationError(f"config learned.evaluation.days: must be > 0, got {days!r}")
-    model_procs = _integer(section, "model_procs", 256, 1, 1_000_000)
     return LearnedPlan(
-        seed=int(config.get("seed", 0)),
-        model_procs=model_procs,
-        model_jobs=_integer(section, "model_jobs", 20_000, state + queue, 10_000_000),
-        job_types=_job_types(section.get("model_job_types", "combined")),
-        tuples=_integer(section, "tuples", 32, 1, 1_000_000),
-        tuples_per_job=_integer(section, "tuples_per_job", 8, 1, 100_000),
+        seed=whole["seed"],
+        model_procs=section["model_procs"],
+        model_jobs=section["model_jobs"],
+        job_types=section["model_job_types"],
+        tuples=section["tuples"],
+        tuples_per_job=section["tuples_per_job"],
         state_jobs=state,
         queue_jobs=queue,
-        trials=trials,
-        tau_s=tau_s,
-        top=_integer(section, "top", 4, 1, 576),
+        trials=section["trials"],
+        tau_s=float(section["tau_s"]),
+        top=section["top"],
         convergence_trials=counts,
-        convergence_repetitions=repetitions,
-        workloads=_workloads(config, evaluation),
-        sequences=sequences,
-        random_sequences=bool(evaluation.get("random_sequences", False)),
-        days=days,
-        modes=modes,
-        policies=policies,
+        convergence_repetitions=convergence["repetitions"],
+        workloads=_workloads(whole, evaluation),
+        sequences=evaluation["sequences"],
+        random_sequences=evaluation["random_sequences"],
+        days=float(evaluation["days"]),
+        modes=tuple(evaluation["modes"]),
+        policies=policy_list(evaluation["policies"], "learned.evaluation.policies"),
     )

@@ -16,13 +16,14 @@ import numpy as np
 import polars as pl
 
 from scheduler.core.errors import ConfigurationError
-from scheduler.core.provenance import provenance, write_csv, write_markdown, write_parquet
+from scheduler.core.provenance import write_csv, write_markdown, write_parquet
 from scheduler.core.steps import (
+    StepContext,
     flat_record,
     procs_metadata,
     read_table,
-    rule_log,
     table_machine_procs,
+    workflow_step,
 )
 from scheduler.policies.learned import load_function, register_learned
 from scheduler.sim.trials import trial_scores
@@ -83,6 +84,7 @@ def derived_seed(seed: int, stream: int, *key: int | str) -> int:
     return int(np.random.SeedSequence(parts).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
+@workflow_step
 def model_trace(
     out_path: str,
     *,
@@ -90,20 +92,18 @@ def model_trace(
     jobs: int,
     job_types: str,
     seed: int,
-    log_path: str | None = None,
+    ctx: StepContext,
 ) -> None:
     """Generate the workload model at ``procs`` processors with the Tsafrir model's estimates
     (the model has no requested times); write its jobs with the machine size in the metadata."""
-    with rule_log(log_path) as log:
-        model_seed = derived_seed(seed, _MODEL, procs)
-        trace = lublin_trace(jobs, machine_procs=procs, seed=model_seed, job_types=job_types)  # type: ignore[arg-type]
-        trace = with_estimates(trace, seed=derived_seed(seed, _ESTIMATES, procs))
-        record = provenance({"procs": procs, "jobs": jobs, "job_types": job_types,
-                             "seed": seed, "model_seed": model_seed}, step="model")  # fmt: skip
-        write_parquet(trace.jobs, out_path, record, procs_metadata(procs))
-        log(f"model: {jobs:,} jobs on {procs} processors ({job_types}), seed {model_seed}")
+    model_seed = derived_seed(seed, _MODEL, procs)
+    trace = lublin_trace(jobs, machine_procs=procs, seed=model_seed, job_types=job_types)  # type: ignore[arg-type]
+    trace = with_estimates(trace, seed=derived_seed(seed, _ESTIMATES, procs))
+    write_parquet(trace.jobs, out_path, ctx.record(model_seed=model_seed), procs_metadata(procs))
+    ctx.log(f"model: {jobs:,} jobs on {procs} processors ({job_types}), seed {model_seed}")
 
 
+@workflow_step
 def draw_tuples(
     model_path: str,
     out_path: str,
@@ -112,44 +112,42 @@ def draw_tuples(
     state_jobs: int,
     queue_jobs: int,
     seed: int,
-    log_path: str | None = None,
+    ctx: StepContext,
 ) -> None:
     """Draw the training tuples numbered ``tuples``: each a window of ``state_jobs + queue_jobs``
     consecutive jobs of the model trace at a seeded random position (as the authors' generator
     does), submit times relative to the window's first job."""
-    with rule_log(log_path) as log:
-        model = read_table(model_path).sort("submit_s", "job_id")
-        size = state_jobs + queue_jobs
-        if model.height < size:
-            raise ConfigurationError(f"{model_path}: {model.height} jobs, a tuple needs {size}")
-        submit = model["submit_s"].to_numpy().astype(np.float64)
-        procs = model["alloc_procs"].to_numpy().astype(np.float64)
-        run = model["run_s"].to_numpy().astype(np.float64)
-        frames = []
-        for k in tuples:
-            rng = np.random.default_rng(derived_seed(seed, _TUPLE, k))
-            first = int(rng.integers(0, model.height - size + 1))
-            window = slice(first, first + size)
-            frames.append(
-                pl.DataFrame(
-                    {
-                        "tuple": np.full(size, k, dtype=np.int64),
-                        "position": np.arange(size, dtype=np.int64),
-                        "role": ["state"] * state_jobs + ["queue"] * queue_jobs,
-                        "submit_s": submit[window] - submit[first],
-                        "procs": procs[window],
-                        "run_s": run[window],
-                    },
-                    schema=TUPLE_COLUMNS,
-                )
+    model = read_table(model_path).sort("submit_s", "job_id")
+    size = state_jobs + queue_jobs
+    if model.height < size:
+        raise ConfigurationError(f"{model_path}: {model.height} jobs, a tuple needs {size}")
+    submit = model["submit_s"].to_numpy().astype(np.float64)
+    procs = model["alloc_procs"].to_numpy().astype(np.float64)
+    run = model["run_s"].to_numpy().astype(np.float64)
+    frames = []
+    for k in tuples:
+        rng = np.random.default_rng(derived_seed(seed, _TUPLE, k))
+        first = int(rng.integers(0, model.height - size + 1))
+        window = slice(first, first + size)
+        frames.append(
+            pl.DataFrame(
+                {
+                    "tuple": np.full(size, k, dtype=np.int64),
+                    "position": np.arange(size, dtype=np.int64),
+                    "role": ["state"] * state_jobs + ["queue"] * queue_jobs,
+                    "submit_s": submit[window] - submit[first],
+                    "procs": procs[window],
+                    "run_s": run[window],
+                },
+                schema=TUPLE_COLUMNS,
             )
-        table = pl.concat(frames) if frames else pl.DataFrame(schema=TUPLE_COLUMNS)
-        record = provenance({"tuples": list(tuples), "state_jobs": state_jobs,
-                             "queue_jobs": queue_jobs, "seed": seed}, step="tuples")  # fmt: skip
-        write_parquet(table, out_path, record, procs_metadata(table_machine_procs(model_path)))
-        log(f"{len(tuples)} tuples of {size} jobs")
+        )
+    table = pl.concat(frames) if frames else pl.DataFrame(schema=TUPLE_COLUMNS)
+    write_parquet(table, out_path, ctx.record(), procs_metadata(table_machine_procs(model_path)))
+    ctx.log(f"{len(tuples)} tuples of {size} jobs")
 
 
+@workflow_step
 def tuple_scores(
     tuples_path: str,
     out_path: str,
@@ -157,86 +155,83 @@ def tuple_scores(
     trials: int,
     tau_s: float,
     seed: int,
-    log_path: str | None = None,
+    ctx: StepContext,
 ) -> None:
     """The score of every Q job of every tuple of a batch (``trials`` trials per tuple)."""
-    with rule_log(log_path) as log:
-        table = read_table(tuples_path)
-        machine_procs = table_machine_procs(tuples_path)
-        started = time.perf_counter()
-        frames = []
-        for (k,), part in table.sort("tuple", "position").group_by("tuple", maintain_order=True):
-            state = int((part["role"] == "state").sum())
-            scores = trial_scores(
-                part["submit_s"].to_numpy(), part["procs"].to_numpy(), part["run_s"].to_numpy(),
-                n_state=state, machine_procs=machine_procs, n_trials=trials,
-                seed=derived_seed(seed, _TRIALS, int(k)), tau_s=tau_s,
-            )  # fmt: skip
-            queue = part.filter(pl.col("role") == "queue")
-            frames.append(
-                pl.DataFrame(
-                    {
-                        "tuple": queue["tuple"],
-                        "position": queue["position"],
-                        "r": queue["run_s"],
-                        "n": queue["procs"],
-                        "s": queue["submit_s"],
-                        "score": scores,
-                    },
-                    schema=SCORE_COLUMNS,
-                )
+    table = read_table(tuples_path)
+    machine_procs = table_machine_procs(tuples_path)
+    started = time.perf_counter()
+    frames = []
+    for (k,), part in table.sort("tuple", "position").group_by("tuple", maintain_order=True):
+        state = int((part["role"] == "state").sum())
+        scores = trial_scores(
+            part["submit_s"].to_numpy(), part["procs"].to_numpy(), part["run_s"].to_numpy(),
+            n_state=state, machine_procs=machine_procs, n_trials=trials,
+            seed=derived_seed(seed, _TRIALS, int(k)), tau_s=tau_s,
+        )  # fmt: skip
+        queue = part.filter(pl.col("role") == "queue")
+        frames.append(
+            pl.DataFrame(
+                {
+                    "tuple": queue["tuple"],
+                    "position": queue["position"],
+                    "r": queue["run_s"],
+                    "n": queue["procs"],
+                    "s": queue["submit_s"],
+                    "score": scores,
+                },
+                schema=SCORE_COLUMNS,
             )
-        scores_table = pl.concat(frames) if frames else pl.DataFrame(schema=SCORE_COLUMNS)
-        elapsed = time.perf_counter() - started
-        record = provenance({"trials": trials, "tau_s": tau_s, "seed": seed,
-                             "tuples": str(tuples_path)}, step="scores")  # fmt: skip
-        write_parquet(scores_table, out_path, record)
-        n_tuples = scores_table["tuple"].n_unique()
-        log(f"{n_tuples} tuples x {trials:,} trials in {elapsed:.2f} s")
+        )
+    scores_table = pl.concat(frames) if frames else pl.DataFrame(schema=SCORE_COLUMNS)
+    elapsed = time.perf_counter() - started
+    write_parquet(scores_table, out_path, ctx.record())
+    n_tuples = scores_table["tuple"].n_unique()
+    ctx.log(f"{n_tuples} tuples x {trials:,} trials in {elapsed:.2f} s")
 
 
+@workflow_step
 def fit_functions(
     score_paths: Sequence[str],
     forms_path: str,
     functions_path: str,
-    forms_csv: str,
-    top_md: str,
+    forms_csv_path: str,
+    top_md_path: str,
     *,
     top: int,
-    log_path: str | None = None,
+    ctx: StepContext,
 ) -> None:
     """Fit the 576 forms to every observation; write every form (``forms_path``, CSV) and the
     ``top`` simplified functions (``functions_path``, the fit file the policies read)."""
     from scheduler.studies.common.tables import markdown_table
 
-    with rule_log(log_path) as log:
-        if not score_paths:
-            raise ConfigurationError("no score observations to fit")
-        observations = pl.concat([read_table(path) for path in score_paths])
-        observations = observations.filter(pl.col("score").is_finite())
-        if observations.height == 0:
-            raise ConfigurationError("no finite score to fit (were the trials too few?)")
-        started = time.perf_counter()
-        forms = fit_forms(
-            observations["r"].to_numpy(), observations["n"].to_numpy(),
-            observations["s"].to_numpy(), observations["score"].to_numpy(),
-        )  # fmt: skip
-        best = simplify(forms, top=top)
-        elapsed = time.perf_counter() - started
-        record = provenance({"observations": observations.height, "top": top,
-                             "scores": list(map(str, score_paths))}, step="fit")  # fmt: skip
-        write_parquet(forms, forms_path, record)
-        write_csv(forms, forms_csv, record)
-        write_functions(best, functions_path)
-        shown = best.select("rank", "fit_rank", "function", "mae", "flipped")
-        text = (
-            f"# The {top} best of 576 function forms ({observations.height:,} observations)"
-            f"\n\n{markdown_table(shown)}"
-        )
-        write_markdown(text, top_md, record)
-        log(f"{observations.height:,} observations, 576 forms fitted in {elapsed:.1f} s")
+    if not score_paths:
+        raise ConfigurationError("no score observations to fit")
+    observations = pl.concat([read_table(path) for path in score_paths])
+    observations = observations.filter(pl.col("score").is_finite())
+    if observations.height == 0:
+        raise ConfigurationError("no finite score to fit (were the trials too few?)")
+    started = time.perf_counter()
+    forms = fit_forms(
+        observations["r"].to_numpy(), observations["n"].to_numpy(),
+        observations["s"].to_numpy(), observations["score"].to_numpy(),
+    )  # fmt: skip
+    best = simplify(forms, top=top)
+    elapsed = time.perf_counter() - started
+    record = ctx.record(observations=observations.height)
+    write_parquet(forms, forms_path, record)
+    write_csv(forms, forms_csv_path, record)
+    write_functions(best, functions_path)
+    shown = best.select("rank", "fit_rank", "function", "mae", "flipped")
+    text = (
+        f"# The {top} best of 576 function forms ({observations.height:,} observations)"
+        f"\n\n{markdown_table(shown)}"
+    )
+    write_markdown(text, top_md_path, record)
+    ctx.log(f"{observations.height:,} observations, 576 forms fitted in {elapsed:.1f} s")
 
 
+@workflow_step
 def convergence_curve(
     tuples_path: str,
     out_path: str,
@@ -247,47 +242,44 @@ def convergence_curve(
     repetitions: int,
     tau_s: float,
     seed: int,
-    log_path: str | None = None,
+    ctx: StepContext,
 ) -> None:
     """The convergence of the first tuple's scores with the number of trials."""
     from scheduler.studies.common.figures import save_figure
     from scheduler.studies.learned.figures import convergence_plot
 
-    with rule_log(log_path) as log:
-        table = read_table(tuples_path).sort("tuple", "position")
-        first = table.filter(pl.col("tuple") == table["tuple"][0])
-        curve = score_convergence(
-            first["submit_s"].to_numpy(), first["procs"].to_numpy(), first["run_s"].to_numpy(),
-            trial_counts=list(trial_counts), repetitions=repetitions,
-            seed=derived_seed(seed, _CONVERGENCE), n_state=int((first["role"] == "state").sum()),
-            machine_procs=table_machine_procs(tuples_path), tau_s=tau_s,
-        )  # fmt: skip
-        record = provenance({"trial_counts": list(trial_counts), "repetitions": repetitions,
-                             "seed": seed}, step="convergence")  # fmt: skip
-        write_parquet(curve, out_path, record)
-        save_figure(convergence_plot(curve), png_path, pdf_path, provenance=flat_record(record))
-        log(f"convergence over {list(trial_counts)} trials, {repetitions} repetitions")
+    table = read_table(tuples_path).sort("tuple", "position")
+    first = table.filter(pl.col("tuple") == table["tuple"][0])
+    curve = score_convergence(
+        first["submit_s"].to_numpy(), first["procs"].to_numpy(), first["run_s"].to_numpy(),
+        trial_counts=list(trial_counts), repetitions=repetitions,
+        seed=derived_seed(seed, _CONVERGENCE), n_state=int((first["role"] == "state").sum()),
+        machine_procs=table_machine_procs(tuples_path), tau_s=tau_s,
+    )  # fmt: skip
+    record = ctx.record()
+    write_parquet(curve, out_path, record)
+    save_figure(convergence_plot(curve), png_path, pdf_path, provenance=flat_record(record))
+    ctx.log(f"convergence over {list(trial_counts)} trials, {repetitions} repetitions")
 
 
+@workflow_step
 def function_figure(
     functions_path: str,
     png_path: str,
     pdf_path: str,
     *,
     rank: int,
-    log_path: str | None = None,
+    ctx: StepContext,
 ) -> None:
     """A learned function's priority over (r, n) and (r, s)."""
     from scheduler.studies.common.figures import save_figure
     from scheduler.studies.learned.figures import function_surface_plot
 
-    with rule_log(log_path) as log:
-        function = load_function(functions_path, rank)
-        label = f"LF{rank}: {function.form.expression(function.coefficients)}"
-        plot = function_surface_plot(lambda r, n, s: function.evaluate(r, n, s + 1.0), label)
-        record = provenance({"functions": str(functions_path), "rank": rank}, step="figure")
-        save_figure(plot, png_path, pdf_path, provenance=flat_record(record))
-        log(f"figure of the rank-{rank} function")
+    function = load_function(functions_path, rank)
+    label = f"LF{rank}: {function.form.expression(function.coefficients)}"
+    plot = function_surface_plot(lambda r, n, s: function.evaluate(r, n, s + 1.0), label)
+    save_figure(plot, png_path, pdf_path, provenance=flat_record(ctx.record()))
+    ctx.log(f"figure of the rank-{rank} function")
 
 
 def _workload_jobs(path: str, machine_procs: int | None) -> tuple[pl.DataFrame, int]:
@@ -297,6 +289,7 @@ def _workload_jobs(path: str, machine_procs: int | None) -> tuple[pl.DataFrame, 
     return trace.jobs, trace.machine_procs
 
 
+@workflow_step
 def evaluate_workload(
     workload_path: str,
     functions_path: str,
@@ -312,43 +305,40 @@ def evaluate_workload(
     days: float,
     tau_s: float,
     seed: int,
-    log_path: str | None = None,
+    ctx: StepContext,
 ) -> None:
     """AVEbsld of every policy (and learned function: ``learned`` maps a policy name to its
     rank in the fit file) on every sequence of a workload, in every mode."""
-    with rule_log(log_path) as log:
-        for name, rank in learned.items():
-            register_learned(name, f"learned:{functions_path}#{rank}")
-        raw, procs = _workload_jobs(workload_path, machine_procs)
-        jobs = evaluation_jobs(raw)
-        if jobs.height and float(jobs["procs"].max()) > procs:
-            jobs = jobs.filter(pl.col("procs") <= procs)
-        chosen = evaluation_sequences(
-            jobs["submit_s"].to_numpy(), days=days, count=sequences,
-            seed=derived_seed(seed, _SEQUENCES, workload) if random_sequences else None,
-        )  # fmt: skip
-        started = time.perf_counter()
-        rows = []
-        names = list(policies) + list(learned)
-        for mode in modes:
-            for policy in names:
-                for seq in chosen:
-                    rows.append({
-                        "workload": workload, "mode": mode, "policy": policy,
-                        "sequence": seq.index, "first_job": int(jobs["job_id"][seq.first]),
-                        "jobs": seq.jobs - seq.n_state,
-                        "avg_bsld": sequence_bsld(jobs, seq, policy, mode, procs, tau_s=tau_s),
-                    })  # fmt: skip
-        table = pl.DataFrame(rows, schema=EVALUATION_COLUMNS)
-        record = provenance({"workload": workload, "machine_procs": procs, "modes": list(modes),
-                             "policies": names, "learned": dict(learned),
-                             "sequences": [s.index for s in chosen], "days": days},
-                            step="evaluate")  # fmt: skip
-        write_parquet(table, out_path, record)
-        log(f"{workload}: {len(chosen)} sequences x {len(names)} policies x {len(modes)} modes "
+    for name, rank in learned.items():
+        register_learned(name, f"learned:{functions_path}#{rank}")
+    raw, procs = _workload_jobs(workload_path, machine_procs)
+    jobs = evaluation_jobs(raw)
+    if jobs.height and float(jobs["procs"].max()) > procs:
+        jobs = jobs.filter(pl.col("procs") <= procs)
+    chosen = evaluation_sequences(
+        jobs["submit_s"].to_numpy(), days=days, count=sequences,
+        seed=derived_seed(seed, _SEQUENCES, workload) if random_sequences else None,
+    )  # fmt: skip
+    started = time.perf_counter()
+    rows = []
+    names = list(policies) + list(learned)
+    for mode in modes:
+        for policy in names:
+            for seq in chosen:
+                rows.append({
+                    "workload": workload, "mode": mode, "policy": policy,
+                    "sequence": seq.index, "first_job": int(jobs["job_id"][seq.first]),
+                    "jobs": seq.jobs - seq.n_state,
+                    "avg_bsld": sequence_bsld(jobs, seq, policy, mode, procs, tau_s=tau_s),
+                })  # fmt: skip
+    table = pl.DataFrame(rows, schema=EVALUATION_COLUMNS)
+    record = ctx.record(resolved_machine_procs=procs, chosen=[s.index for s in chosen])
+    write_parquet(table, out_path, record)
+    ctx.log(f"{workload}: {len(chosen)} sequences x {len(names)} policies x {len(modes)} modes "
             f"on {procs:,} processors in {time.perf_counter() - started:.1f} s")  # fmt: skip
 
 
+@workflow_step
 def evaluation_tables(
     evaluation_paths: Sequence[str],
     parquet_path: str,
@@ -359,25 +349,24 @@ def evaluation_tables(
     *,
     policies: Sequence[str],
     modes: Sequence[str],
-    log_path: str | None = None,
+    ctx: StepContext,
 ) -> None:
     """The median AVEbsld table and the box plots over every evaluated workload."""
     from scheduler.studies.common.figures import save_figure
     from scheduler.studies.common.tables import markdown_table
     from scheduler.studies.learned.figures import evaluation_boxplot
 
-    with rule_log(log_path) as log:
-        evaluation = pl.concat([read_table(path) for path in evaluation_paths])
-        table = median_table(evaluation)
-        record = provenance({"inputs": list(map(str, evaluation_paths))}, step="evaluation")
-        write_parquet(evaluation, parquet_path, record)
-        write_csv(table, csv_path, record)
-        wide = table.pivot(on="policy", index=["workload", "mode"], values="median_avg_bsld")
-        text = f"# Median AVEbsld over the 15-day sequences (tau = 10 s)\n\n{markdown_table(wide)}"
-        write_markdown(text, markdown_path, record)
-        plot = evaluation_boxplot(evaluation, list(policies), list(modes))
-        workloads = evaluation["workload"].n_unique()
-        save_figure(plot, png_path, pdf_path, provenance=flat_record(record),
-                    width_in=max(7.0, 2.6 * len(modes) + 1.5),
-                    height_in=max(4.5, 2.4 * workloads + 1.5))  # fmt: skip
-        log(f"{evaluation.height} sequence results, {table.height} cells")
+    evaluation = pl.concat([read_table(path) for path in evaluation_paths])
+    table = median_table(evaluation)
+    record = ctx.record()
+    write_parquet(evaluation, parquet_path, record)
+    write_csv(table, csv_path, record)
+    wide = table.pivot(on="policy", index=["workload", "mode"], values="median_avg_bsld")
+    text = f"# Median AVEbsld over the 15-day sequences (tau = 10 s)\n\n{markdown_table(wide)}"
+    write_markdown(text, markdown_path, record)
+    plot = evaluation_boxplot(evaluation, list(policies), list(modes))
+    workloads = evaluation["workload"].n_unique()
+    save_figure(plot, png_path, pdf_path, provenance=flat_record(record),
+                width_in=max(7.0, 2.6 * len(modes) + 1.5),
+                height_in=max(4.5, 2.4 * workloads + 1.5))  # fmt: skip
+    ctx.log(f"{evaluation.height} sequence results, {table.height} cells")

@@ -1,6 +1,7 @@
-"""The memory-aware cluster study's plan: the ``memory`` config section checked (logs, machine,
-loads, schedulers, estimator variants, seeds, the second class's memory sweep) and the
-simulation jobs it implies. Errors name the config key (``memory.<key>``).
+"""The memory-aware cluster study's plan: the ``memory`` config section (validated against
+``config.schema.yaml``, defaults filled in) checked where the schema cannot (estimator variants,
+the machine's classes, the sweep against the loads and schedulers), and the files, targets and
+step settings it implies. Errors name the config key (``memory.<key>``).
 
 An *estimator variant* is spelled ``<estimator>`` or ``<estimator>-<feedback>[-<gradient>]``:
 the estimator one of :data:`~scheduler.sim.memory.MEMORY_ESTIMATORS`, the feedback (perceptron
@@ -13,21 +14,24 @@ only, which needs one) one of :data:`~scheduler.sim.memory.MEMORY_FEEDBACKS`, th
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from scheduler.core.errors import ConfigurationError, quote
 from scheduler.sim.memory import (
     MEMORY_ESTIMATORS,
     MEMORY_FEEDBACKS,
     MEMORY_GRADIENTS,
-    MEMORY_LIMITS,
     MEMORY_SCHEDULERS,
 )
-from scheduler.studies.common.config import TraceEntry, catalogue_entries, confidence_level
-from scheduler.traces.memory import UNDER_REQUEST_MODES
+from scheduler.studies.common.config import (
+    NUMBER_LABEL_PATTERN,
+    TraceEntry,
+    catalogue_entries,
+    number_label,
+)
+from scheduler.studies.common.paths import Reported, StudyFiles, output_paths, trace_file
 
 __all__ = ["BASELINE", "MemoryPlan", "Variant", "memory_label", "memory_plan", "parse_variant"]
 
@@ -37,9 +41,8 @@ BASELINE = "none"
 _LEARNERS = ("perceptron",)
 
 
-def memory_label(value: float) -> str:
-    """The path-safe label of a load or a memory size: ``f"{value:g}"`` (``0.5``, ``24``)."""
-    return f"{value:g}"
+#: The label of a load or a memory size in file names (reads back exactly).
+memory_label = number_label
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,16 @@ def parse_variant(text: object, key: str = "memory.estimators") -> Variant:
 
 @dataclass(frozen=True)
 class MemoryPlan:
-    """The memory-aware cluster study, checked (see config/README.md for every key)."""
+    """The memory-aware cluster study, checked (see the configuration reference for every key).
+
+    Files: ``results/memory/<trace>/jobs.parquet`` (the filtered jobs),
+    ``…/runs/<scheduler>/load-<load>.parquet`` (a load batch), ``…/sweep/<scheduler>/
+    memory-<MB>.parquet`` (a sweep batch), ``results/memory/{runs,intervals,ratios}.parquet``,
+    the tables and the figures.
+    """
+
+    #: The study's name: its config section and folders.
+    name: ClassVar[str] = "memory"
 
     traces: tuple[TraceEntry, ...]
     slice_jobs: int | None
@@ -112,17 +124,16 @@ class MemoryPlan:
     sweep_memory_mb: tuple[float, ...]
     sweep_load: float
     saturation_load: float
-    under_request: str = "raise"
-    memory_limit: str = "node"
-    max_failures: int = 50
-    confidence: float = 0.95
-    #: schedulers of the sweep (a subset of ``schedulers``; empty: all of them)
-    sweep_schedulers: tuple[str, ...] = ()
+    under_request: str
+    memory_limit: str
+    max_failures: int
+    confidence: float
+    #: schedulers of the sweep (a subset of ``schedulers``)
+    sweep_schedulers: tuple[str, ...]
 
     @property
-    def sweep_scheduler_names(self) -> tuple[str, ...]:
-        """The schedulers the memory sweep runs under (``memory.memory_sweep.schedulers``)."""
-        return self.sweep_schedulers or self.schedulers
+    def files(self) -> StudyFiles:
+        return StudyFiles(self.name)
 
     @property
     def trace_names(self) -> tuple[str, ...]:
@@ -180,159 +191,203 @@ class MemoryPlan:
             merged[memory] = merged.get(memory, 0) + nodes
         return tuple(merged.values()), tuple(merged)
 
+    # -- files --------------------------------------------------------------------------------
+    @property
+    def wildcards(self) -> dict[str, str]:
+        """Wildcard constraints of the study's file names (its rules file)."""
+        return {
+            "memory_scheduler": "|".join(MEMORY_SCHEDULERS),
+            "memory_load": NUMBER_LABEL_PATTERN,
+            "memory_mb": NUMBER_LABEL_PATTERN,
+        }
 
-def _numbers(value: object, key: str, *, allow_empty: bool = False) -> list[float]:
-    if isinstance(value, str) or not isinstance(value, Sequence) or (not value and
-                                                                     not allow_empty):  # fmt: skip
-        raise ConfigurationError(f"config {key}: give a non-empty list, got {quote(value)}")
-    try:
-        numbers = [float(v) for v in value]
-    except (TypeError, ValueError):
-        raise ConfigurationError(f"config {key}: not numbers: {quote(value)}") from None
-    for number in numbers:
-        if not (math.isfinite(number) and number > 0):
-            raise ConfigurationError(f"config {key}: {number!r} must be positive and finite")
-    if len({memory_label(n) for n in numbers}) != len(numbers):
-        raise ConfigurationError(f"config {key}: a value is listed twice: {quote(value)}")
-    return numbers
+    def source_file(self, trace: str = "{trace}") -> str:
+        """The log the study filters: the catalogue log as downloaded."""
+        return trace_file(trace)
 
+    def jobs_file(self, trace: str = "{trace}") -> str:
+        return self.files.result(f"{trace}/jobs.parquet")
 
-def _choices(value: object, key: str, known: Sequence[str]) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, Sequence) or not value:
-        raise ConfigurationError(f"config {key}: give a non-empty list, got {quote(value)}")
-    out = []
-    for item in value:
-        name = str(item).strip().lower()
-        if name not in known:
-            raise ConfigurationError(
-                f"config {key}: unknown value {quote(item)}; known: {', '.join(known)}"
-            )
-        out.append(name)
-    if len(set(out)) != len(out):
-        raise ConfigurationError(f"config {key}: a value is listed twice: {quote(value)}")
-    return tuple(out)
+    def filter_report_file(self, trace: str = "{trace}") -> str:
+        return self.files.result(f"{trace}/filter_report.json")
 
+    def load_run(self, trace: str = "{trace}", scheduler: str = "{memory_scheduler}",
+                 load: str = "{memory_load}") -> str:  # fmt: skip
+        """One load batch's runs (``load`` a :attr:`load_labels` label)."""
+        return f"{trace}/runs/{scheduler}/load-{load}"
 
-def _seeds(value: object) -> tuple[int, ...]:
-    if isinstance(value, bool):
-        raise ConfigurationError(f"config memory.seeds: give a count or a list, got {value!r}")
-    if isinstance(value, int):
-        if value < 1:
-            raise ConfigurationError(f"config memory.seeds: the count must be >= 1, got {value}")
-        return tuple(range(value))
-    if isinstance(value, Sequence) and not isinstance(value, str) and value:
-        seeds = []
-        for seed in value:
-            if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-                raise ConfigurationError(
-                    f"config memory.seeds: {quote(seed)} must be an integer in [0, 2^63)"
-                )
-            seeds.append(seed)
-        if len(set(seeds)) != len(seeds):
-            raise ConfigurationError(f"config memory.seeds: a seed is listed twice: {value}")
-        return tuple(seeds)
-    raise ConfigurationError(f"config memory.seeds: give a count or a list, got {quote(value)}")
+    def sweep_run(self, trace: str = "{trace}", scheduler: str = "{memory_scheduler}",
+                  memory_mb: str = "{memory_mb}") -> str:  # fmt: skip
+        """One sweep batch's runs (``memory_mb`` a :attr:`sweep_labels` label)."""
+        return f"{trace}/sweep/{scheduler}/memory-{memory_mb}"
+
+    def run_files(self, wildcards: object = None) -> list[str]:
+        """Every batch of runs: each log x scheduler x load, and the sweep's."""
+        loads = [
+            self.files.result(f"{self.load_run(trace, scheduler, label)}.parquet")
+            for trace in self.trace_names
+            for scheduler in self.schedulers
+            for label in self.load_labels
+        ]
+        sweep = [
+            self.files.result(f"{self.sweep_run(trace, scheduler, label)}.parquet")
+            for trace in self.trace_names
+            for scheduler in self.sweep_schedulers
+            for label in self.sweep_labels
+        ]
+        return loads + sweep
+
+    def filter_report_files(self, wildcards: object = None) -> list[str]:
+        return [self.filter_report_file(trace) for trace in self.trace_names]
+
+    def figure_names(self) -> tuple[str, ...]:
+        """The figures this plan draws: weights only with a perceptron, the sweep only with
+        sizes and an estimator besides the baseline."""
+        names = ["utilisation", "slowdown", "failures"]
+        if any(v.estimator == "perceptron" for v in self.variants):
+            names.append("weights")
+        if self.sweep_memory_mb and len(self.variants) > 1:
+            names.append("memory_sweep")
+        return tuple(names)
+
+    def tables_outputs(self) -> dict[str, str | Reported]:
+        """The outputs of ``memory_tables`` (step parameter -> file)."""
+        files = self.files
+        return {
+            "runs_path": files.result("runs.parquet"),
+            "intervals_path": files.result("intervals.parquet"),
+            "ratios_path": files.result("ratios.parquet"),
+            "summary_csv_path": Reported(
+                files.table("summary.csv"), "table.rst",
+                {"table": "means over seeds per scheduler, estimator and load"},
+            ),
+            "summary_md_path": files.table("summary.md"),
+            "paper_csv_path": Reported(
+                files.table("paper.csv"), "paper.rst", {"table": "the paper vs schedlab"}
+            ),
+            "paper_md_path": files.table("paper.md"),
+            "filter_csv_path": Reported(
+                files.table("filter.csv"), "filter.rst", {"table": "memory filter counts"}
+            ),
+        }  # fmt: skip
+
+    def targets(self) -> list[str]:
+        tables = output_paths(self.tables_outputs())
+        figures = [
+            self.files.figure(name, ext) for name in self.figure_names() for ext in ("png", "pdf")
+        ]
+        return tables + figures
+
+    # -- step settings (keyword arguments of scheduler.studies.memory.steps) -------------------
+    def filter_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``filter_memory_jobs``: what defines a log's filtered jobs."""
+        return {
+            "trace": wildcards.trace,
+            "machine_nodes": self.machine_nodes,
+            "largest_node_kb": self.largest_node_kb,
+            "under_request": self.under_request,
+            "slice_jobs": self.slice_jobs,
+        }
+
+    def _batch_settings(self, wildcards: Any, kind: str, machine: Any, load: float) -> dict:
+        class_nodes, class_memory_mb = machine
+        return {
+            "kind": kind,
+            "trace": wildcards.trace,
+            "scheduler": wildcards.memory_scheduler,
+            "load": load,
+            "class_nodes": list(class_nodes),
+            "class_memory_mb": list(class_memory_mb),
+            "variants": list(self.variant_labels),
+            "seeds": list(self.seeds),
+            "memory_limit": self.memory_limit,
+            "max_failures": self.max_failures,
+        }
+
+    def load_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``simulate_batch`` of one load batch: the configured machine at one offered load."""
+        machine = (self.class_nodes, self.class_memory_mb)
+        return self._batch_settings(wildcards, "load", machine, self.load(wildcards.memory_load))
+
+    def sweep_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``simulate_batch`` of one sweep batch: the second class at ``memory_mb`` MB."""
+        machine = self.sweep_machine(self.sweep_memory(wildcards.memory_mb))
+        return self._batch_settings(wildcards, "sweep", machine, self.sweep_load)
+
+    def tables_settings(self, wildcards: Any = None) -> dict[str, Any]:
+        """``memory_tables``."""
+        return {"confidence": self.confidence, "saturation_load": self.saturation_load}
+
+    def figure_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``memory_figure``."""
+        return {"figure": wildcards.memory_figure}
 
 
 def _machine(section: Mapping[str, Any]) -> tuple[tuple[int, ...], tuple[float, ...]]:
-    machine = section.get("machine") or {}
-    nodes_value = machine.get("class_nodes", [512, 512])
-    memory_value = machine.get("class_memory_mb", [32, 24])
-    if isinstance(nodes_value, str) or not isinstance(nodes_value, Sequence) or not nodes_value:
-        raise ConfigurationError(
-            f"config memory.machine.class_nodes: give a non-empty list, got {quote(nodes_value)}"
-        )
-    nodes = []
-    for count in nodes_value:
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise ConfigurationError(
-                f"config memory.machine.class_nodes: {quote(count)} must be a whole number >= 1"
-            )
-        nodes.append(count)
-    memories = _numbers(memory_value, "memory.machine.class_memory_mb")
+    machine = section["machine"]
+    nodes = tuple(machine["class_nodes"])
+    memories = tuple(float(m) for m in machine["class_memory_mb"])
     if len(memories) != len(nodes):
         raise ConfigurationError(
             f"config memory.machine: class_memory_mb has {len(memories)} value(s), class_nodes "
             f"{len(nodes)}: give one memory per class"
         )
-    if len({memory_label(m) for m in memories}) != len(memories):
+    if len(set(memories)) != len(memories):
         raise ConfigurationError(
             f"config memory.machine.class_memory_mb: the classes' memories must be distinct, got "
-            f"{quote(memory_value)} (merge equal classes into one)"
+            f"{quote(machine['class_memory_mb'])} (merge equal classes into one)"
         )
-    return tuple(nodes), tuple(memories)
+    return nodes, memories
+
+
+def _subset(chosen: Sequence[str], allowed: Sequence[str], key: str, within: str) -> None:
+    for name in chosen:
+        if name not in allowed:
+            raise ConfigurationError(
+                f"config {key}: {name!r} is not one of {within} ({', '.join(allowed)})"
+            )
 
 
 def memory_plan(config: Mapping[str, Any]) -> MemoryPlan:
-    """Check the ``memory`` section of a (schema-validated) config and return its plan."""
-    section = config.get("memory") or {}
-    traces = catalogue_entries(config, section.get("traces", []), "memory.traces")
-    if not traces:
-        raise ConfigurationError("config memory.traces: give at least one trace")
-    slice_jobs = section.get("slice")
-    if slice_jobs is not None and (isinstance(slice_jobs, bool) or not isinstance(slice_jobs, int)
-                                   or slice_jobs < 2):  # fmt: skip
-        raise ConfigurationError(
-            f"config memory.slice: give a number of jobs >= 2 or null, got {quote(slice_jobs)}"
-        )
+    """The plan of the ``memory`` section of ``config`` (validated here; defaults filled)."""
+    from scheduler.studies.common.study import study_section
+
+    whole, section = study_section(config, MemoryPlan.name)
+    traces = catalogue_entries(whole, section["traces"], "memory.traces")
     class_nodes, class_memory_mb = _machine(section)
-    loads = _numbers(section.get("loads", [0.5, 0.8, 1.1]), "memory.loads")
-    schedulers = _choices(section.get("schedulers", list(MEMORY_SCHEDULERS)),
-                          "memory.schedulers", MEMORY_SCHEDULERS)  # fmt: skip
-    raw_variants = section.get("estimators", [BASELINE, "perceptron-implicit",
-                                              "perceptron-explicit", "history"])  # fmt: skip
-    if isinstance(raw_variants, str) or not isinstance(raw_variants, Sequence) or not raw_variants:
-        raise ConfigurationError(
-            f"config memory.estimators: give a non-empty list, got {quote(raw_variants)}"
-        )
-    variants = tuple(parse_variant(v) for v in raw_variants)
+    loads = tuple(float(load) for load in section["loads"])
+    variants = tuple(parse_variant(v) for v in section["estimators"])
     if len({v.label for v in variants}) != len(variants):
         raise ConfigurationError(f"config memory.estimators: a variant is listed twice: "
-                                 f"{quote(raw_variants)}")  # fmt: skip
+                                 f"{quote(section['estimators'])}")  # fmt: skip
     if BASELINE not in {v.label for v in variants}:
         raise ConfigurationError(
             "config memory.estimators: include 'none' (the baseline every ratio divides by)"
         )
-    seeds = _seeds(section.get("seeds", 1))
-    sweep = section.get("memory_sweep") or {}
-    sizes = _numbers(sweep.get("sizes_mb", []), "memory.memory_sweep.sizes_mb", allow_empty=True)
+    seeds_value = section["seeds"]
+    seeds = tuple(range(seeds_value)) if isinstance(seeds_value, int) else tuple(seeds_value)
+    sweep = section["memory_sweep"]
+    sizes = tuple(float(mb) for mb in sweep["sizes_mb"])
     if sizes and len(class_nodes) < 2:
         raise ConfigurationError(
             "config memory.memory_sweep.sizes_mb: the sweep sets the second class's memory; "
             "memory.machine has one class"
         )
-    saturation = section.get("saturation_load")
+    saturation = section["saturation_load"]
     saturation_load = max(loads) if saturation is None else float(saturation)
-    if memory_label(saturation_load) not in {memory_label(x) for x in loads}:
+    if saturation_load not in loads:
         raise ConfigurationError(
             f"config memory.saturation_load: {saturation!r} must be one of memory.loads"
         )
-    sweep_load_value = sweep.get("load")
-    sweep_load = saturation_load if sweep_load_value is None else float(sweep_load_value)
-    if not (math.isfinite(sweep_load) and sweep_load > 0):
-        raise ConfigurationError(
-            f"config memory.memory_sweep.load: {sweep_load_value!r} must be positive and finite"
-        )
-    sweep_schedulers = _choices(sweep.get("schedulers") or list(schedulers),
-                                "memory.memory_sweep.schedulers", schedulers)  # fmt: skip
-    under_request = str(section.get("under_request", "raise"))
-    if under_request not in UNDER_REQUEST_MODES:
-        raise ConfigurationError(f"config memory.under_request: {under_request!r} must be one of "
-                                 f"{', '.join(UNDER_REQUEST_MODES)}")  # fmt: skip
-    memory_limit = str(section.get("memory_limit", "node"))
-    if memory_limit not in MEMORY_LIMITS:
-        raise ConfigurationError(f"config memory.memory_limit: {memory_limit!r} must be one of "
-                                 f"{', '.join(MEMORY_LIMITS)}")  # fmt: skip
-    max_failures = section.get("max_failures", 50)
-    if isinstance(max_failures, bool) or not isinstance(max_failures, int) or max_failures < 1:
-        raise ConfigurationError(
-            f"config memory.max_failures: {quote(max_failures)} must be a whole number >= 1"
-        )
-    confidence = confidence_level(section.get("confidence", 0.95), "memory.confidence")
+    sweep_load = saturation_load if sweep["load"] is None else float(sweep["load"])
+    schedulers = tuple(section["schedulers"])
+    sweep_schedulers = tuple(sweep["schedulers"]) or schedulers
+    _subset(sweep_schedulers, schedulers, "memory.memory_sweep.schedulers", "memory.schedulers")
     return MemoryPlan(
-        traces=traces, slice_jobs=slice_jobs, class_nodes=class_nodes,
-        class_memory_mb=class_memory_mb, loads=tuple(loads), schedulers=schedulers,
-        variants=variants, seeds=seeds, sweep_memory_mb=tuple(sizes), sweep_load=sweep_load,
-        saturation_load=saturation_load, under_request=under_request, memory_limit=memory_limit,
-        max_failures=max_failures, confidence=confidence, sweep_schedulers=sweep_schedulers,
+        traces=traces, slice_jobs=section["slice"], class_nodes=class_nodes,
+        class_memory_mb=class_memory_mb, loads=loads, schedulers=schedulers,
+        variants=variants, seeds=seeds, sweep_memory_mb=sizes, sweep_load=sweep_load,
+        saturation_load=saturation_load, under_request=section["under_request"],
+        memory_limit=section["memory_limit"], max_failures=section["max_failures"],
+        confidence=section["confidence"], sweep_schedulers=sweep_schedulers,
     )  # fmt: skip

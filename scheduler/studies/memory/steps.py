@@ -10,14 +10,14 @@ from collections.abc import Sequence
 import polars as pl
 
 from scheduler.core.errors import ConfigurationError
-from scheduler.core.provenance import (
-    provenance,
-    write_csv,
-    write_json,
-    write_markdown,
-    write_parquet,
+from scheduler.core.provenance import write_csv, write_json, write_markdown, write_parquet
+from scheduler.core.steps import (
+    StepContext,
+    flat_record,
+    procs_metadata,
+    read_table,
+    workflow_step,
 )
-from scheduler.core.steps import flat_record, procs_metadata, read_table, rule_log
 from scheduler.sim.memory import MemoryConfig, memory_jobs, simulate_memory
 from scheduler.studies.memory.plan import parse_variant
 from scheduler.studies.memory.stats import (
@@ -46,6 +46,7 @@ __all__ = [
 FIGURES = ("utilisation", "slowdown", "weights", "failures", "memory_sweep")
 
 
+@workflow_step
 def filter_memory_jobs(
     swf_path: str,
     jobs_path: str,
@@ -54,40 +55,37 @@ def filter_memory_jobs(
     trace: str,
     machine_nodes: int,
     largest_node_kb: float,
-    under_request: str = "raise",
-    slice_jobs: int | None = None,
-    log_path: str | None = None,
+    under_request: str,
+    slice_jobs: int | None,
+    ctx: StepContext,
 ) -> None:
     """Read an SWF log, apply :func:`~scheduler.traces.memory.memory_filter` and keep the first
     ``slice_jobs`` survivors in submit order (all with ``None``); write the jobs (an SWF job
     table, parquet) and the filter report (JSON, with ``sliced_off``: survivors beyond the
     slice)."""
-    with rule_log(log_path) as log:
-        raw = read_swf(swf_path, machine_procs=machine_nodes)
-        jobs, report = memory_filter(raw.jobs, machine_nodes, largest_node_kb=largest_node_kb,
-                                     under_request=under_request)  # type: ignore[arg-type]  # fmt: skip
-        sliced_off = 0
-        if slice_jobs is not None and jobs.height > slice_jobs:
-            sliced_off = jobs.height - slice_jobs
-            jobs = jobs.head(slice_jobs)
-        if jobs.height < 2:
-            raise ConfigurationError(
-                f"{trace}: {jobs.height} job(s) left after the memory filter; the study needs "
-                "at least two (see memory.under_request and memory.slice)"
-            )
-        report |= {"trace": trace, "sliced_off": sliced_off, "jobs_simulated": jobs.height}
-        parameters = {"trace": trace, "machine_nodes": machine_nodes,
-                      "largest_node_kb": largest_node_kb, "under_request": under_request,
-                      "slice": slice_jobs}  # fmt: skip
-        record = provenance(parameters, step="memory_filter")
-        write_parquet(jobs, jobs_path, record, procs_metadata(machine_nodes))
-        write_json(report, report_path, record)
-        removed = ", ".join(f"{label} {report[name]:,}" for name, label in MEMORY_REMOVAL_RULES)
-        log(f"{trace}: {report['jobs_in']:,} jobs in; removed: {removed}; "
+    raw = read_swf(swf_path, machine_procs=machine_nodes)
+    jobs, report = memory_filter(raw.jobs, machine_nodes, largest_node_kb=largest_node_kb,
+                                 under_request=under_request)  # type: ignore[arg-type]  # fmt: skip
+    sliced_off = 0
+    if slice_jobs is not None and jobs.height > slice_jobs:
+        sliced_off = jobs.height - slice_jobs
+        jobs = jobs.head(slice_jobs)
+    if jobs.height < 2:
+        raise ConfigurationError(
+            f"{trace}: {jobs.height} job(s) left after the memory filter; the study needs "
+            "at least two (see memory.under_request and memory.slice)"
+        )
+    report |= {"trace": trace, "sliced_off": sliced_off, "jobs_simulated": jobs.height}
+    record = ctx.record()
+    write_parquet(jobs, jobs_path, record, procs_metadata(machine_nodes))
+    write_json(report, report_path, record)
+    removed = ", ".join(f"{label} {report[name]:,}" for name, label in MEMORY_REMOVAL_RULES)
+    ctx.log(f"{trace}: {report['jobs_in']:,} jobs in; removed: {removed}; "
             f"{report['raised_under_request']:,} requests raised to the used memory; "
             f"{report['jobs_out']:,} kept, {jobs.height:,} simulated")  # fmt: skip
 
 
+@workflow_step
 def simulate_batch(
     jobs_path: str,
     out_path: str,
@@ -100,9 +98,9 @@ def simulate_batch(
     class_memory_mb: Sequence[float],
     variants: Sequence[str],
     seeds: Sequence[int],
-    memory_limit: str = "node",
-    max_failures: int = 50,
-    log_path: str | None = None,
+    memory_limit: str,
+    max_failures: int,
+    ctx: StepContext,
 ) -> None:
     """Every (estimator variant, seed) of one (log, scheduler, offered load, machine): the jobs'
     submit times scaled to offered load ``load`` (eq. 1), one simulation per variant and seed
@@ -112,65 +110,60 @@ def simulate_batch(
     ``load``, ``second_memory_mb`` the memory of the machine's second class as given, MB), the
     ``seed``, the ``offered_load`` measured after scaling, ``scale_factor`` and the engine's
     summary (:meth:`~scheduler.sim.memory.MemorySummary.to_dict`, weights ``w_<feature>``)."""
-    with rule_log(log_path) as log:
-        nodes = int(sum(class_nodes))
-        swf = read_table(jobs_path)
-        scaled = scale_to_load(swf, nodes, load)
-        measured = offered_load(scaled, nodes)
-        first = float(swf["submit_s"].min())
-        span = float(swf["submit_s"].max()) - first
-        factor = (float(scaled["submit_s"].max()) - first) / span if span > 0 else float("nan")
-        jobs = memory_jobs(scaled)
-        second = float(class_memory_mb[1] if len(class_memory_mb) > 1 else class_memory_mb[0])
-        started = time.perf_counter()
-        rows = []
-        for label in variants:
-            variant = parse_variant(label)
-            for seed in seeds if variant.random else list(seeds)[:1]:
-                config = MemoryConfig(
-                    class_nodes=tuple(int(n) for n in class_nodes),
-                    class_memory_mb=tuple(float(m) for m in class_memory_mb),
-                    scheduler=scheduler, estimator=variant.estimator, feedback=variant.feedback,
-                    gradient=variant.gradient,
-                    memory_limit=memory_limit, max_failures=int(max_failures), seed=int(seed),
-                )  # fmt: skip
-                summary = simulate_memory(jobs, config).summary
-                learner = variant.estimator == "perceptron"
-                rows.append({"kind": kind, "trace": trace, "scheduler": scheduler,
-                             "variant": variant.label, "estimator": variant.estimator,
-                             "feedback": variant.feedback if learner else "",
-                             "gradient": variant.gradient if learner else "",
-                             "load": float(load), "second_memory_mb": second,
-                             "seed": int(seed), "offered_load": measured,
-                             "scale_factor": factor, **summary.to_dict()})  # fmt: skip
-        table = pl.DataFrame(rows)
-        record = provenance({"kind": kind, "trace": trace, "scheduler": scheduler, "load": load,
-                             "class_nodes": list(class_nodes),
-                             "class_memory_mb": list(class_memory_mb), "variants": list(variants),
-                             "seeds": list(seeds), "memory_limit": memory_limit,
-                             "max_failures": max_failures}, step="memory_simulate")  # fmt: skip
-        write_parquet(table, out_path, record)
-        log(f"{trace} {scheduler} load {load:g} (measured {measured:.4f}, submit times x "
+    nodes = int(sum(class_nodes))
+    swf = read_table(jobs_path)
+    scaled = scale_to_load(swf, nodes, load)
+    measured = offered_load(scaled, nodes)
+    first = float(swf["submit_s"].min())
+    span = float(swf["submit_s"].max()) - first
+    factor = (float(scaled["submit_s"].max()) - first) / span if span > 0 else float("nan")
+    jobs = memory_jobs(scaled)
+    second = float(class_memory_mb[1] if len(class_memory_mb) > 1 else class_memory_mb[0])
+    started = time.perf_counter()
+    rows = []
+    for label in variants:
+        variant = parse_variant(label)
+        for seed in seeds if variant.random else list(seeds)[:1]:
+            config = MemoryConfig(
+                class_nodes=tuple(int(n) for n in class_nodes),
+                class_memory_mb=tuple(float(m) for m in class_memory_mb),
+                scheduler=scheduler, estimator=variant.estimator, feedback=variant.feedback,
+                gradient=variant.gradient,
+                memory_limit=memory_limit, max_failures=int(max_failures), seed=int(seed),
+            )  # fmt: skip
+            summary = simulate_memory(jobs, config).summary
+            learner = variant.estimator == "perceptron"
+            rows.append({"kind": kind, "trace": trace, "scheduler": scheduler,
+                         "variant": variant.label, "estimator": variant.estimator,
+                         "feedback": variant.feedback if learner else "",
+                         "gradient": variant.gradient if learner else "",
+                         "load": float(load), "second_memory_mb": second,
+                         "seed": int(seed), "offered_load": measured,
+                         "scale_factor": factor, **summary.to_dict()})  # fmt: skip
+    table = pl.DataFrame(rows)
+    write_parquet(table, out_path, ctx.record())
+    ctx.log(f"{trace} {scheduler} load {load:g} (measured {measured:.4f}, submit times x "
             f"{factor:.4g}), classes {list(class_nodes)} x {list(class_memory_mb)} MB: "
             f"{table.height} runs of {jobs.height:,} jobs in "
             f"{time.perf_counter() - started:.1f} s")  # fmt: skip
 
 
+@workflow_step
 def memory_tables(
     run_paths: Sequence[str],
     report_paths: Sequence[str],
     runs_path: str,
     intervals_path: str,
     ratios_path: str,
-    summary_csv: str,
-    summary_md: str,
-    paper_csv: str,
-    paper_md: str,
-    filter_csv: str,
+    summary_csv_path: str,
+    summary_md_path: str,
+    paper_csv_path: str,
+    paper_md_path: str,
+    filter_csv_path: str,
     *,
     confidence: float,
     saturation_load: float,
-    log_path: str | None = None,
+    ctx: StepContext,
 ) -> None:
     """Gather every run; intervals over seeds (:func:`seed_intervals`), ratios to the baseline
     (:func:`baseline_ratios`), the summary per (log, scheduler, variant, load), the "paper vs
@@ -179,65 +172,61 @@ def memory_tables(
 
     from scheduler.studies.common.tables import markdown_table
 
-    with rule_log(log_path) as log:
-        runs = pl.concat([read_table(path) for path in run_paths], how="diagonal_relaxed")
-        intervals = seed_intervals(runs, confidence)
-        ratios = baseline_ratios(runs, confidence)
-        summary = summary_table(intervals)
-        paper = paper_table(ratios, saturation_load)
-        reports = []
-        for path in report_paths:
-            with open(path, encoding="utf-8") as handle:
-                content = json.load(handle)
-            content.pop("provenance", None)
-            reports.append(content)
-        filters = pl.DataFrame(reports)
-        record = provenance({"inputs": [*map(str, run_paths), *map(str, report_paths)],
-                             "confidence": confidence, "saturation_load": saturation_load},
-                            step="memory_tables")  # fmt: skip
-        write_parquet(runs, runs_path, record)
-        write_parquet(intervals, intervals_path, record)
-        write_parquet(ratios, ratios_path, record)
-        write_csv(summary, summary_csv, record)
-        write_markdown(f"# Memory-aware clusters: means over seeds ({confidence:.0%} t "
-                       "intervals)\n\n" + markdown_table(summary), summary_md,
-                       record)  # fmt: skip
-        write_csv(paper, paper_csv, record)
-        write_markdown(f"# The paper vs schedlab (saturation: offered load {saturation_load:g})"
-                       "\n\n" + markdown_table(paper), paper_md, record)  # fmt: skip
-        write_csv(filters, filter_csv, record)
-        log(f"{runs.height} runs, {intervals.height} intervals, {ratios.height} ratios")
+    runs = pl.concat([read_table(path) for path in run_paths], how="diagonal_relaxed")
+    intervals = seed_intervals(runs, confidence)
+    ratios = baseline_ratios(runs, confidence)
+    summary = summary_table(intervals)
+    paper = paper_table(ratios, saturation_load)
+    reports = []
+    for path in report_paths:
+        with open(path, encoding="utf-8") as handle:
+            content = json.load(handle)
+        content.pop("provenance", None)
+        reports.append(content)
+    filters = pl.DataFrame(reports)
+    record = ctx.record()
+    write_parquet(runs, runs_path, record)
+    write_parquet(intervals, intervals_path, record)
+    write_parquet(ratios, ratios_path, record)
+    write_csv(summary, summary_csv_path, record)
+    write_markdown(f"# Memory-aware clusters: means over seeds ({confidence:.0%} t "
+                   "intervals)\n\n" + markdown_table(summary), summary_md_path,
+                   record)  # fmt: skip
+    write_csv(paper, paper_csv_path, record)
+    write_markdown(f"# The paper vs schedlab (saturation: offered load {saturation_load:g})"
+                   "\n\n" + markdown_table(paper), paper_md_path, record)  # fmt: skip
+    write_csv(filters, filter_csv_path, record)
+    ctx.log(f"{runs.height} runs, {intervals.height} intervals, {ratios.height} ratios")
 
 
+@workflow_step
 def memory_figure(
-    figure: str,
     intervals_path: str,
     ratios_path: str,
     png_path: str,
     pdf_path: str,
     *,
-    log_path: str | None = None,
+    figure: str,
+    ctx: StepContext,
 ) -> None:
     """One figure of :data:`FIGURES` (:mod:`scheduler.studies.memory.figures`)."""
     from scheduler.studies.common.figures import save_figure
     from scheduler.studies.memory import figures
 
-    with rule_log(log_path) as log:
-        intervals = read_table(intervals_path)
-        ratios = read_table(ratios_path)
-        if figure == "utilisation":
-            plot = figures.utilisation_figure(intervals)
-        elif figure == "slowdown":
-            plot = figures.slowdown_figure(intervals)
-        elif figure == "weights":
-            plot = figures.weights_figure(intervals)
-        elif figure == "failures":
-            plot = figures.failures_figure(intervals)
-        elif figure == "memory_sweep":
-            plot = figures.sweep_figure(ratios)
-        else:
-            raise ConfigurationError(f"unknown memory figure {figure!r}; known: {FIGURES}")
-        record = provenance({"figure": figure, "intervals": str(intervals_path)}, step="figure")
-        save_figure(plot, png_path, pdf_path, provenance=flat_record(record), width_in=8.0,
-                    height_in=6.0)  # fmt: skip
-        log(f"figure {figure}")
+    intervals = read_table(intervals_path)
+    ratios = read_table(ratios_path)
+    if figure == "utilisation":
+        plot = figures.utilisation_figure(intervals)
+    elif figure == "slowdown":
+        plot = figures.slowdown_figure(intervals)
+    elif figure == "weights":
+        plot = figures.weights_figure(intervals)
+    elif figure == "failures":
+        plot = figures.failures_figure(intervals)
+    elif figure == "memory_sweep":
+        plot = figures.sweep_figure(ratios)
+    else:
+        raise ConfigurationError(f"unknown memory figure {figure!r}; known: {FIGURES}")
+    save_figure(plot, png_path, pdf_path, provenance=flat_record(ctx.record()), width_in=8.0,
+                height_in=6.0)  # fmt: skip
+    ctx.log(f"figure {figure}")

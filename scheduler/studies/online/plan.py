@@ -1,6 +1,7 @@
-"""The online study's plan: the ``online`` config section checked (policies, periods,
-selectors from the selector registry, epsilons) and the (strategy, period) runs it implies.
-Errors name the config key.
+"""The online study's plan: the ``online`` config section (validated against
+``config.schema.yaml``, defaults filled in) checked where the schema cannot (policies, periods,
+selectors from the selector registry, epsilons), and the (strategy, period) runs, files,
+targets and step settings it implies. Errors name the config key.
 
 Defaults follow the published study (Reis's thesis): ``online.selectors`` defaults to the
 selector kinds of the thesis (:data:`THESIS_SELECTORS`: random, full, noisy, bandit); schedlab's
@@ -11,27 +12,25 @@ its ε is chosen by a leave-one-trace-out vote pooled over the periods
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.core.units import parse_duration
+from scheduler.policies.learned import learned_policy_files
 from scheduler.studies.common.config import (
     MAX_SIMULATION_JOBS,
     Threshold,
     TraceEntry,
     catalogue_entries,
-    confidence_level,
-    config_flag,
     duration_problem,
     policy_list,
     require_in,
     threshold_list,
 )
-from scheduler.studies.online.epsilon import EPSILON_VOTES
+from scheduler.studies.common.paths import Reported, StudyFiles, filtered_file, output_paths
 from scheduler.studies.online.selectors import (
     EPSILON_GREEDY,
     FIXED,
@@ -39,8 +38,6 @@ from scheduler.studies.online.selectors import (
     bandit_epsilon,
     bandit_spec,
 )
-from scheduler.traces.calendar import check_week_alignment
-from scheduler.traces.resample import RESAMPLING_METHODS
 
 _PERIOD_LABEL = re.compile(r"^[0-9]+(s|m|h|d|w)$")
 
@@ -69,7 +66,20 @@ class OnlineStrategy:
 
 @dataclass(frozen=True)
 class OnlinePlan:
-    """The online policy-selection study, checked."""
+    """The online policy-selection study, checked (see the configuration reference).
+
+    Files (:meth:`file`): ``results/online/<trace>/traces/replica<k>.parquet`` (a long trace),
+    ``…/costs/<Δ>/replica<k>.parquet`` (its simulated period costs), ``…/runs/<Δ>/<strategy>/
+    replica<k>.parquet`` and ``…/choices/<Δ>/<strategy>/replica<k>.parquet`` (a live run's
+    daily curve and choices), the tables and the figures.
+    """
+
+    #: The study's name: its config section and folders.
+    name: ClassVar[str] = "online"
+    #: The "period" of the fixed policies, which never switch (it only paces the live loop).
+    NO_PERIOD: ClassVar[str] = "none"
+    #: The pace of the fixed policies' live loop, seconds (one week).
+    NO_PERIOD_S: ClassVar[float] = 604800.0
 
     seed: int
     traces: tuple[TraceEntry, ...]
@@ -89,16 +99,23 @@ class OnlinePlan:
     selector_options: dict[str, Any]
     #: How the long traces' source weeks are cut (``calendar``: Monday 00:00 local time;
     #: ``first_submit``: from the log's first submission).
-    week_alignment: str = "calendar"
+    week_alignment: str
     #: Where the policy periods (and the daily curve's days) start (``calendar``: the long
     #: trace's origin, a local Monday 00:00; ``first_submit``: its first submission).
-    period_alignment: str = "calendar"
+    period_alignment: str
+
+    @property
+    def files(self) -> StudyFiles:
+        return StudyFiles(self.name)
 
     @property
     def trace_names(self) -> tuple[str, ...]:
         return tuple(entry.name for entry in self.traces)
 
     def period_seconds(self, label: str) -> float:
+        """A policy period's length, seconds (the fixed policies' ``none``: one week)."""
+        if label == self.NO_PERIOD:
+            return self.NO_PERIOD_S
         for period in self.periods:
             if period.label == label:
                 return period.seconds
@@ -121,6 +138,172 @@ class OnlinePlan:
         """Every (strategy, period label) pair the study runs on each replica."""
         return tuple((s, p) for s in self.strategies for p in s.periods)
 
+    def cost_periods(self) -> tuple[str, ...]:
+        """The periods whose simulated costs some run needs (the full and noisy selectors)."""
+        return tuple(dict.fromkeys(p for s, p in self.runs() if s.needs_simulation))
+
+    # -- files --------------------------------------------------------------------------------
+    @property
+    def wildcards(self) -> dict[str, str]:
+        """Wildcard constraints of the study's file names (its rules file)."""
+        return {
+            "replica": r"\d+",
+            "period": rf"{self.NO_PERIOD}|[0-9]+[smhdw]",
+            "strategy": r"[A-Za-z0-9.-]+",
+            "online_figure": "fixed_improvement"
+            r"|(selector_improvement|choice_shares)_[0-9]+[smhdw]",
+        }
+
+    def source_file(self, trace: str = "{trace}") -> str:
+        """The jobs the long traces are resampled from: the strongly filtered log."""
+        return filtered_file(trace)
+
+    def file(self, name: str, trace: str = "{trace}", replica: int | str = "{replica}",
+             period: str = "{period}", strategy: str = "{strategy}",
+             kind: str = "output") -> str:  # fmt: skip
+        """The one place that spells the study's per-replica paths: ``name`` "trace" (a
+        replica's long trace), "costs" (its simulated period costs), "runs" or "choices" (a
+        run's curve and choices); ``kind`` "output", "log" or "benchmark" (a run has one log
+        and one benchmark for its two files). The defaults give the wildcard patterns."""
+        folder = {
+            "trace": "traces",
+            "costs": f"costs/{period}",
+            "runs": f"runs/{period}/{strategy}",
+            "choices": f"choices/{period}/{strategy}",
+        }[name]
+        case = f"{trace}/{folder}/replica{replica}"
+        if kind == "output":
+            return self.files.result(f"{case}.parquet")
+        case = case.replace("/choices/", "/runs/", 1)
+        return self.files.log(case) if kind == "log" else self.files.benchmark(case)
+
+    def policy_files(self, wildcards: object = None) -> list[str]:
+        """The files the study's policies read (a learned function's fit file)."""
+        return learned_policy_files(self.policies)
+
+    def costs_input(self, wildcards: Any) -> list[str]:
+        """A run's simulated period costs, for the selectors that need them (full, noisy)."""
+        if not self.strategy(wildcards.strategy).needs_simulation:
+            return []
+        return [self.file("costs", wildcards.trace, wildcards.replica, wildcards.period)]
+
+    def run_files(self, kind: str) -> list[str]:
+        """Every run output (``kind`` "runs" or "choices") of the study."""
+        return [
+            self.file(kind, trace, replica, period, strategy.slug)
+            for trace in self.trace_names
+            for replica in range(self.replicas)
+            for strategy, period in self.runs()
+        ]
+
+    def figure_names(self) -> list[str]:
+        """The per-trace figures: fixed policies' improvement, and per period the selectors'
+        improvement and (when a selector it shows is run) the choice shares."""
+        from scheduler.studies.online.steps import draws_choice_shares
+
+        kinds = ["selector_improvement"]
+        if draws_choice_shares([s.spec for s in self.strategies]):
+            kinds.append("choice_shares")
+        periods = [period.label for period in self.periods]
+        return ["fixed_improvement"] + [f"{kind}_{p}" for kind in kinds for p in periods]
+
+    def tables_outputs(self) -> dict[str, str | Reported]:
+        """The outputs of ``online_tables``: the ε table only when a bandit runs."""
+        files = self.files
+        outputs: dict[str, str | Reported] = {}
+        if self.bandit_epsilons:
+            outputs["epsilon_csv_path"] = Reported(
+                files.table("epsilon.csv"), "table.rst",
+                {"table": "epsilon (leave-one-trace-out)"},
+            )  # fmt: skip
+            outputs["epsilon_md_path"] = files.table("epsilon.md")
+        return outputs | {
+            "changes_path": files.table("changes.parquet"),
+            "changes_csv_path": Reported(
+                files.table("changes.csv"), "table.rst",
+                {"table": "relative total-wait changes"},
+            ),
+            "fixed_md_path": files.table("fixed_policies.md"),
+            "strategies_md_path": files.table("strategies.md"),
+            "improvement_path": files.table("improvement.parquet"),
+            "shares_path": files.table("choice_shares.parquet"),
+        }  # fmt: skip
+
+    def targets(self) -> list[str]:
+        if not self.traces:
+            return []
+        figures = [
+            self.files.figure(f"{trace}/{figure}", ext)
+            for trace in self.trace_names
+            for figure in self.figure_names()
+            for ext in ("png", "pdf")
+        ]
+        return output_paths(self.tables_outputs()) + figures
+
+    # -- step settings (keyword arguments of scheduler.studies.online.steps) ------------------
+    def long_trace_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``make_long_trace``: one replica's long trace."""
+        return {
+            "trace": wildcards.trace,
+            "replica": int(wildcards.replica),
+            "weeks": self.weeks,
+            "seed": self.seed,
+            "method": self.resampling,
+            "alignment": self.week_alignment,
+        }
+
+    def costs_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``period_costs``: one replica's simulated costs at one period length."""
+        return {
+            "trace": wildcards.trace,
+            "replica": int(wildcards.replica),
+            "period": wildcards.period,
+            "period_s": self.period_seconds(wildcards.period),
+            "policies": list(self.policies),
+            "threshold_s": self.threshold_s,
+            "threshold_backfill": self.threshold_backfill,
+            "period_alignment": self.period_alignment,
+        }
+
+    def run_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``online_run``: one live run of a strategy on one replica."""
+        return {
+            "trace": wildcards.trace,
+            "replica": int(wildcards.replica),
+            "strategy": self.strategy(wildcards.strategy).spec,
+            "period": wildcards.period,
+            "period_s": self.period_seconds(wildcards.period),
+            "policies": list(self.policies),
+            "threshold_s": self.threshold_s,
+            "threshold_backfill": self.threshold_backfill,
+            "seed": self.seed,
+            "options": dict(self.selector_options),
+            "period_alignment": self.period_alignment,
+        }
+
+    def tables_settings(self, wildcards: Any = None) -> dict[str, Any]:
+        """``online_tables``: the bandit's configured epsilons are the vote's only candidates
+        (none: no bandit); online.epsilon when nobody can vote (one trace) or epsilon_vote is
+        "configured"."""
+        return {
+            "reference": self.reference,
+            "threshold_s": self.threshold_s,
+            "confidence": self.confidence,
+            "seed": self.seed,
+            "epsilons": list(self.bandit_epsilons),
+            "epsilon": self.epsilon,
+            "epsilon_vote": self.epsilon_vote,
+        }
+
+    def figure_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``online_figure``."""
+        return {
+            "figure": wildcards.online_figure,
+            "trace": wildcards.trace,
+            "reference": self.reference,
+            "threshold_s": self.threshold_s,
+        }
+
 
 def strategy_slug(spec: str) -> str:
     """A file-name-safe form of a selector spec: ``"bandit(eps=0.3)"`` → ``"bandit-eps0.3"``."""
@@ -135,30 +318,24 @@ def _period_problem(label: object) -> str:
 
 
 def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
-    """Check the ``online`` section of a (schema-validated) config and return its plan."""
-    online = config.get("online") or {}
-    policies = policy_list(online.get("policies", []), "online.policies")
-    if not policies:
-        raise ConfigurationError("config online.policies: must not be empty")
-    reference = policy_list([online.get("reference", "FCFS")], "online.reference")[0]
+    """The plan of the ``online`` section of ``config`` (validated here; defaults filled)."""
+    from scheduler.studies.common.study import study_section
+
+    whole, online = study_section(config, OnlinePlan.name)
+    policies = policy_list(online["policies"], "online.policies")
+    reference = policy_list([online["reference"]], "online.reference")[0]
     require_in(reference in policies, "online.reference", reference, "online.policies")
-    initial = policy_list([online.get("initial", "FCFS")], "online.initial")[0]
+    initial = policy_list([online["initial"]], "online.initial")[0]
     require_in(initial in policies, "online.initial", initial, "online.policies")
-    threshold = str(online.get("threshold", "40h"))
-    threshold_s = threshold_list([threshold], "online.threshold")[0].seconds
-    threshold_backfill = config_flag(
-        online.get("threshold_backfill", True), "online.threshold_backfill"
-    )
+    threshold_s = threshold_list([online["threshold"]], "online.threshold")[0].seconds
     periods = []
-    for label in online.get("periods", ["1d", "1w"]):
+    for label in online["periods"]:
         if not _PERIOD_LABEL.match(str(label)):
             raise ConfigurationError(f"config online.periods: {_period_problem(label)}")
         seconds = parse_duration(str(label))
         if seconds <= 0:
             raise ConfigurationError(f"config online.periods: {label!r} must be longer than 0")
         periods.append(Threshold(str(label), seconds))
-    if not periods:
-        raise ConfigurationError("config online.periods: give at least one period")
     for k, period in enumerate(periods):
         same = [p.label for p in periods[:k] if p.seconds == period.seconds]
         if same:
@@ -166,38 +343,20 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
                 f"config online.periods: {same[0]!r} and {period.label!r} are the same duration"
             )
     labels = tuple(p.label for p in periods)
-    epsilons = tuple(float(e) for e in online.get("epsilons", [0.1, 0.3, 0.5, 0.7, 0.9]))
-    if not epsilons:
-        raise ConfigurationError("config online.epsilons: give at least one value in [0, 1]")
+    epsilons = tuple(float(e) for e in online["epsilons"])
     for eps in epsilons:
-        if not 0 <= eps <= 1:
-            raise ConfigurationError(f"config online.epsilons: {eps!r} is not in [0, 1]")
         # the bandit's run is named by its ε (bandit(eps=0.3)): the name must give it back
         if round(eps, 4) != eps or bandit_epsilon(bandit_spec(eps)) != eps:
             raise ConfigurationError(
                 f"config online.epsilons: {eps!r} has more than 4 decimal places (e.g. 0.05)"
             )
-    twice = sorted({eps for eps in epsilons if epsilons.count(eps) > 1})
-    if twice:
-        raise ConfigurationError(
-            f"config online.epsilons: {', '.join(f'{eps:g}' for eps in twice)} listed twice"
-        )
-    epsilon_vote = str(online.get("epsilon_vote", "pooled"))
-    if epsilon_vote not in EPSILON_VOTES:
-        raise ConfigurationError(
-            f"config online.epsilon_vote: {epsilon_vote!r} is not one of {', '.join(EPSILON_VOTES)}"
-        )
-    epsilon = online.get("epsilon", 0.1)
-    if isinstance(epsilon, bool) or not isinstance(epsilon, int | float) or not 0 <= epsilon <= 1:
-        raise ConfigurationError(f"config online.epsilon: {epsilon!r} is not a number in [0, 1]")
-    epsilon = float(epsilon)
-    forced_round = config_flag(
-        online.get("bandit_forced_round", False), "online.bandit_forced_round"
-    )
+    epsilon_vote = online["epsilon_vote"]
+    epsilon = float(online["epsilon"])
     strategies = [
-        OnlineStrategy(f"{FIXED}:{p}", f"{FIXED}-{p}", ("none",), False) for p in policies
+        OnlineStrategy(f"{FIXED}:{p}", f"{FIXED}-{p}", (OnlinePlan.NO_PERIOD,), False)
+        for p in policies
     ]
-    selectors = [str(s).lower() for s in online.get("selectors", THESIS_SELECTORS)]
+    selectors = [str(s).lower() for s in online["selectors"]]
     twice_selectors = sorted({name for name in selectors if selectors.count(name) > 1})
     if twice_selectors:
         raise ConfigurationError(
@@ -217,7 +376,7 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
             strategies.append(
                 OnlineStrategy(spec, strategy_slug(spec), labels, kind.needs_simulation)
             )
-    traces = catalogue_entries(config, online.get("traces", []), "online.traces")
+    traces = catalogue_entries(whole, online["traces"], "online.traces")
     # the configured ε is used when nobody can vote: it must be one of the bandit's runs
     nobody_votes = len(traces) == 1 or epsilon_vote == "configured"
     if EPSILON_GREEDY in selectors and nobody_votes and epsilon not in epsilons:
@@ -231,36 +390,20 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
             f"({', '.join(f'{eps:g}' for eps in epsilons)}); with {why} the bandit runs "
             "with the configured ε"
         )
-    noise = tuple(float(x) for x in online.get("noise", [0.8, 1.2]))
-    if len(noise) != 2 or not 0 < noise[0] <= noise[1] or not math.isfinite(noise[1]):
+    low, high = (float(x) for x in online["noise"])
+    if not low <= high:
         raise ConfigurationError(
-            f"config online.noise: [low, high] with 0 < low <= high, finite; got {list(noise)}"
+            f"config online.noise: [low, high] with low <= high; got {[low, high]}"
         )
-    discount = float(online.get("discount", 1.0))
-    if not 0 < discount <= 1:
-        raise ConfigurationError(f"config online.discount: must be in (0, 1], got {discount!r}")
-    replicas, weeks = int(online.get("replicas", 2)), int(online.get("weeks", 104))
-    for key, value in (("replicas", replicas), ("weeks", weeks)):
-        if value < 1:
-            raise ConfigurationError(f"config online.{key}: must be >= 1, got {value}")
+    replicas = online["replicas"]
     jobs = replicas * sum(len(strategy.periods) for strategy in strategies)
     if jobs > MAX_SIMULATION_JOBS:
         raise ConfigurationError(
             f"config online.replicas: {jobs:,} live runs per trace (replicas x strategies x "
             f"periods) exceed {MAX_SIMULATION_JOBS:,}"
         )
-    seed = int(config.get("seed", 0))
-    if seed < 0:
-        raise ConfigurationError(f"config seed: must be >= 0, got {seed}")
-    resampling = online.get("resampling", "uniform")
-    if resampling not in RESAMPLING_METHODS:
-        raise ConfigurationError(f"config online.resampling: unknown method {resampling!r}")
-    week_alignment = check_week_alignment(
-        online.get("week_alignment", "calendar"), "online.week_alignment"
-    )
-    period_alignment = check_week_alignment(
-        online.get("period_alignment", "calendar"), "online.period_alignment"
-    )
+    week_alignment = online["week_alignment"]
+    period_alignment = online["period_alignment"]
     if period_alignment == "calendar" and week_alignment != "calendar":
         # a first_submit long trace starts at an arbitrary instant: its origin is no midnight
         raise ConfigurationError(
@@ -269,26 +412,26 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
             "set online.period_alignment: first_submit for the published alignment"
         )
     return OnlinePlan(
-        seed=seed,
+        seed=whole["seed"],
         traces=traces,
         replicas=replicas,
-        weeks=weeks,
-        resampling=resampling,
+        weeks=online["weeks"],
+        resampling=online["resampling"],
         policies=policies,
         threshold_s=threshold_s,
-        threshold_backfill=threshold_backfill,
+        threshold_backfill=online["threshold_backfill"],
         periods=tuple(periods),
         strategies=tuple(strategies),
         epsilons=epsilons,
         epsilon=epsilon,
         epsilon_vote=epsilon_vote,
-        confidence=confidence_level(online.get("confidence", 0.95), "online.confidence"),
+        confidence=online["confidence"],
         reference=f"fixed:{reference}",
         selector_options={
-            "discount": discount,
-            "noise": noise,
+            "discount": float(online["discount"]),
+            "noise": (low, high),
             "initial": initial,
-            "forced_round": forced_round,
+            "forced_round": online["bandit_forced_round"],
         },
         week_alignment=week_alignment,
         period_alignment=period_alignment,

@@ -11,20 +11,16 @@ import numpy as np
 import polars as pl
 
 from scheduler.core.errors import ConfigurationError
-from scheduler.core.provenance import (
-    provenance,
-    write_csv,
-    write_markdown,
-    write_parquet,
-)
+from scheduler.core.provenance import write_csv, write_markdown, write_parquet
 from scheduler.core.steps import (
+    StepContext,
     flat_record,
     optional_path,
     procs_metadata,
     read_table,
     reading_table,
-    rule_log,
     table_machine_procs,
+    workflow_step,
 )
 from scheduler.sim.arrays import kernel_arrays
 from scheduler.studies.online.live import (
@@ -53,7 +49,6 @@ __all__ = [
     "long_trace_period_origin",
     "make_long_trace",
     "online_figure",
-    "online_replica",
     "online_run",
     "online_tables",
     "period_costs",
@@ -65,6 +60,7 @@ __all__ = [
 WEEK_ALIGNMENT_KEY = "schedlab.week_alignment"
 
 
+@workflow_step
 def make_long_trace(
     filtered_path: str,
     out_path: str,
@@ -73,9 +69,9 @@ def make_long_trace(
     replica: int,
     weeks: int,
     seed: int,
-    method: str = "uniform",
-    alignment: str = "calendar",
-    log_path: str | None = None,
+    method: str,
+    alignment: str,
+    ctx: StepContext,
 ) -> None:
     """Build long resampled trace ``replica`` (``weeks`` resampled weeks end to end).
 
@@ -84,21 +80,18 @@ def make_long_trace(
     ``"first_submit"`` every week from the log's first submission. The output's metadata records
     it (:data:`WEEK_ALIGNMENT_KEY`) beside the log's calendar.
     """
-    with rule_log(log_path) as log:
-        check_week_alignment(alignment, "online.week_alignment")
-        calendar = table_calendar(filtered_path) if alignment == "calendar" else None
-        jobs = read_table(filtered_path)
-        table = long_trace(
-            jobs, replica, weeks=weeks, seed=seed, trace=trace, method=method,  # type: ignore[arg-type]
-            calendar=calendar,
-        )  # fmt: skip
-        config = {"trace": trace, "replica": replica, "weeks": weeks, "seed": seed,
-                  "method": method, "alignment": alignment}  # fmt: skip
-        metadata = procs_metadata(table_machine_procs(filtered_path))
-        metadata |= table_calendar_metadata(filtered_path) | {WEEK_ALIGNMENT_KEY: alignment}
-        write_parquet(table, out_path, provenance(config, step="long_trace"), metadata)
-        clock = f"weeks from Monday 00:00, {calendar.describe()}" if calendar else "first_submit"
-        log(f"{trace} replica {replica}: {weeks} weeks ({clock}), {table.height:,} jobs")
+    check_week_alignment(alignment, "online.week_alignment")
+    calendar = table_calendar(filtered_path) if alignment == "calendar" else None
+    jobs = read_table(filtered_path)
+    table = long_trace(
+        jobs, replica, weeks=weeks, seed=seed, trace=trace, method=method,  # type: ignore[arg-type]
+        calendar=calendar,
+    )  # fmt: skip
+    metadata = procs_metadata(table_machine_procs(filtered_path))
+    metadata |= table_calendar_metadata(filtered_path) | {WEEK_ALIGNMENT_KEY: alignment}
+    write_parquet(table, out_path, ctx.record(), metadata)
+    clock = f"weeks from Monday 00:00, {calendar.describe()}" if calendar else "first_submit"
+    ctx.log(f"{trace} replica {replica}: {weeks} weeks ({clock}), {table.height:,} jobs")
 
 
 def long_trace_period_origin(trace_path: str, period_alignment: str) -> float | None:
@@ -122,6 +115,7 @@ def long_trace_period_origin(trace_path: str, period_alignment: str) -> float | 
     return 0.0
 
 
+@workflow_step
 def period_costs(
     trace_path: str,
     out_path: str,
@@ -132,35 +126,31 @@ def period_costs(
     period_s: float,
     policies: Sequence[str],
     threshold_s: float,
-    threshold_backfill: bool = True,
-    period_alignment: str = "calendar",
-    log_path: str | None = None,
+    threshold_backfill: bool,
+    period_alignment: str,
+    ctx: StepContext,
 ) -> None:
     """Simulated feedback of a long trace: w(t; P) for every period t and policy P
     (``threshold_backfill``: backfill in the thresholded order, ``online.threshold_backfill``;
     periods aligned as ``period_alignment`` says, see :func:`long_trace_period_origin`)."""
-    with rule_log(log_path) as log:
-        started = time.perf_counter()
-        origin = long_trace_period_origin(trace_path, period_alignment)
-        arrays, procs = kernel_arrays("long_trace", trace_path)
-        costs = simulated_period_costs(
-            arrays, procs, tuple(policies), period_s=period_s, threshold_s=threshold_s,
-            threshold_backfill=threshold_backfill,
-            period_origin_s=origin,
-        )  # fmt: skip
-        table = pl.DataFrame(
-            {"period_index": np.arange(costs.shape[0], dtype=np.int64)}
-            | {policy: costs[:, k] for k, policy in enumerate(policies)}
-        )
-        config = {"trace": trace, "replica": replica, "period": period,
-                  "policies": list(policies), "threshold_s": threshold_s,
-                  "threshold_backfill": threshold_backfill,
-                  "period_alignment": period_alignment}  # fmt: skip
-        write_parquet(table, out_path, provenance(config, step="period_costs"))
-        log(f"{trace} replica {replica} Δ={period}: {costs.shape[0]} periods × "
+    started = time.perf_counter()
+    origin = long_trace_period_origin(trace_path, period_alignment)
+    arrays, procs = kernel_arrays("long_trace", trace_path)
+    costs = simulated_period_costs(
+        arrays, procs, tuple(policies), period_s=period_s, threshold_s=threshold_s,
+        threshold_backfill=threshold_backfill,
+        period_origin_s=origin,
+    )  # fmt: skip
+    table = pl.DataFrame(
+        {"period_index": np.arange(costs.shape[0], dtype=np.int64)}
+        | {policy: costs[:, k] for k, policy in enumerate(policies)}
+    )
+    write_parquet(table, out_path, ctx.record())
+    ctx.log(f"{trace} replica {replica} Δ={period}: {costs.shape[0]} periods × "
             f"{len(policies)} policies in {time.perf_counter() - started:.1f} s")  # fmt: skip
 
 
+@workflow_step
 def online_run(
     trace_path: str,
     curve_path: str,
@@ -174,114 +164,98 @@ def online_run(
     policies: Sequence[str],
     threshold_s: float,
     seed: int,
-    threshold_backfill: bool = True,
-    options: Mapping[str, Any] | None = None,
+    threshold_backfill: bool,
+    options: Mapping[str, Any],
     costs_path: str | Sequence[str] | None = None,
-    period_alignment: str = "calendar",
-    log_path: str | None = None,
+    period_alignment: str,
+    ctx: StepContext,
 ) -> None:
     """One live run of a strategy (a selector spec) on a long trace: daily cumulative waits
     and the policy chosen in every period (``threshold_backfill``: EASY(P, Θ) backfills in the
     thresholded order, ``online.threshold_backfill``; periods and days aligned as
     ``period_alignment`` says, see :func:`long_trace_period_origin`; the costs must have been
     computed with the same)."""
-    with rule_log(log_path) as log:
-        started = time.perf_counter()
-        origin = long_trace_period_origin(trace_path, period_alignment)
-        arrays, procs = kernel_arrays("long_trace", trace_path)
-        rng = np.random.default_rng(
-            np.random.SeedSequence(
-                [seed, name_hash(trace), replica, name_hash(strategy), name_hash(period)]
-            )
+    started = time.perf_counter()
+    origin = long_trace_period_origin(trace_path, period_alignment)
+    arrays, procs = kernel_arrays("long_trace", trace_path)
+    rng = np.random.default_rng(
+        np.random.SeedSequence(
+            [seed, name_hash(trace), replica, name_hash(strategy), name_hash(period)]
         )
-        selector = make_selector(strategy, tuple(policies), rng=rng, **dict(options or {}))
-        costs_path = optional_path(costs_path)
-        costs = None
-        if costs_path is not None:
-            costs = read_table(costs_path).select(list(policies)).to_numpy()
-        result = run_online(
-            arrays, procs, selector, period_s=period_s, threshold_s=threshold_s,
-            threshold_backfill=threshold_backfill, costs=costs, period_origin_s=origin,
-        )  # fmt: skip
-        days = result.daily_cumulative_wait_s.size
-        keys = {"trace": trace, "replica": replica, "strategy": strategy, "period": period}
-        curve = pl.DataFrame(
-            {
-                **{k: [v] * days for k, v in keys.items()},
-                "day": np.arange(days, dtype=np.int64),
-                "cumulative_wait_s": result.daily_cumulative_wait_s,
-                "finished_jobs": result.daily_finished_jobs.astype(np.int64),
-            }
-        )
-        periods = len(result.choices)
-        columns = {
-            **{k: [v] * periods for k, v in keys.items()},
-            "period_index": np.arange(periods, dtype=np.int64),
-            "policy": list(result.choices),
+    )
+    selector = make_selector(strategy, tuple(policies), rng=rng, **dict(options or {}))
+    costs_path = optional_path(costs_path)
+    costs = None
+    if costs_path is not None:
+        costs = read_table(costs_path).select(list(policies)).to_numpy()
+    result = run_online(
+        arrays, procs, selector, period_s=period_s, threshold_s=threshold_s,
+        threshold_backfill=threshold_backfill, costs=costs, period_origin_s=origin,
+    )  # fmt: skip
+    days = result.daily_cumulative_wait_s.size
+    keys = {"trace": trace, "replica": replica, "strategy": strategy, "period": period}
+    curve = pl.DataFrame(
+        {
+            **{k: [v] * days for k, v in keys.items()},
+            "day": np.arange(days, dtype=np.int64),
+            "cumulative_wait_s": result.daily_cumulative_wait_s,
+            "finished_jobs": result.daily_finished_jobs.astype(np.int64),
         }
-        if selector.needs_simulation:
-            # the cost vector each period's feedback gave (noisy: with its noise), policy order
-            costs_by_period = {e["period"]: e.get("costs") for e in selector.history}
-            columns["costs_s"] = [costs_by_period.get(t) for t in range(periods)]
-        choices = pl.DataFrame(columns)
-        config = {**keys, "threshold_s": threshold_s, "threshold_backfill": threshold_backfill,
-                  "seed": seed, "options": dict(options or {}),
-                  "period_alignment": period_alignment}  # fmt: skip
-        record = provenance(config, step="online_run")
-        write_parquet(curve, curve_path, record)
-        write_parquet(choices, choices_path, record)
-        log(f"{trace} replica {replica} {selector.name} Δ={period}: W = "
+    )
+    periods = len(result.choices)
+    columns = {
+        **{k: [v] * periods for k, v in keys.items()},
+        "period_index": np.arange(periods, dtype=np.int64),
+        "policy": list(result.choices),
+    }
+    if selector.needs_simulation:
+        # the cost vector each period's feedback gave (noisy: with its noise), policy order
+        costs_by_period = {e["period"]: e.get("costs") for e in selector.history}
+        columns["costs_s"] = [costs_by_period.get(t) for t in range(periods)]
+    choices = pl.DataFrame(columns)
+    record = ctx.record()
+    write_parquet(curve, curve_path, record)
+    write_parquet(choices, choices_path, record)
+    ctx.log(f"{trace} replica {replica} {selector.name} Δ={period}: W = "
             f"{result.total_wait_s:.6g} s over {arrays.jobs:,} jobs, {periods} periods, "
             f"{time.perf_counter() - started:.2f} s")  # fmt: skip
 
 
-def online_replica(
-    filtered_path: str,
-    trace_path: str,
-    *,
-    long_trace: Mapping[str, Any],
-    costs: Sequence[Mapping[str, Any]],
-    runs: Sequence[Mapping[str, Any]],
-) -> None:
-    """One replica's jobs in one (the config key ``bundle``, for clusters, where each job pays
-    Snakemake's start-up): :func:`make_long_trace` with the keyword arguments ``long_trace``,
-    then :func:`period_costs` with each mapping of ``costs``, then :func:`online_run` with each
-    of ``runs``, exactly as their own jobs would (each mapping holds its output and log paths)."""
-    make_long_trace(filtered_path, trace_path, **long_trace)
-    for job in costs:
-        period_costs(trace_path, **job)
-    for job in runs:
-        online_run(trace_path, **job)
-
-
+@workflow_step
 def online_tables(
     curve_paths: Sequence[str],
     choice_paths: Sequence[str],
-    outputs: Mapping[str, str],
     *,
+    changes_path: str,
+    changes_csv_path: str,
+    fixed_md_path: str,
+    strategies_md_path: str,
+    improvement_path: str,
+    shares_path: str,
+    epsilon_csv_path: str | None = None,
+    epsilon_md_path: str | None = None,
     reference: str,
     threshold_s: float,
     confidence: float,
     seed: int,
-    epsilons: Sequence[float] = (),
-    epsilon: float = 0.1,
-    epsilon_vote: str = "pooled",
-    log_path: str | None = None,
+    epsilons: Sequence[float],
+    epsilon: float,
+    epsilon_vote: str,
+    ctx: StepContext,
 ) -> None:
     """The online study's tables: the bandit's ε (leave-one-trace-out vote, or the configured
     ε), relative total-wait changes of every strategy (bootstrap CIs, paired tests vs the
     cross-fitted best fixed policy, Holm), the fixed-policy and strategy tables, improvement
     curves (ending at the tables' values) and choice shares for the figures.
 
-    ``outputs`` maps ``epsilon_csv, epsilon_md, changes_parquet, changes_csv, fixed_md,
-    strategies_md, improvement_parquet, shares_parquet`` to paths. ``reference`` is the
+    The ε table's paths are needed only when ``epsilons`` is not empty. ``reference`` is the
     reference strategy ``"fixed:P"`` and ``threshold_s`` the EASY threshold in seconds
     (``OnlinePlan.reference``, ``OnlinePlan.threshold_s``): the reference's rows are 0 and the
     headers name it EASY(P, Θ).
 
     ``epsilons`` are the configured ε values of the bandit (``OnlinePlan.bandit_epsilons``),
-    the only candidates of the vote; empty (no bandit selector): no ε table (``outputs`` need
-    not name ``epsilon_csv``, ``epsilon_md``) and no bandit-choice rows. ``epsilon_vote`` is
+    the only candidates of the vote; empty (no bandit selector): no ε table and no
+    bandit-choice rows. ``epsilon_vote`` is
     ``online.epsilon_vote`` (``"pooled"``: one ε per held-out trace for every period, as
     published; ``"per_period"``; ``"configured"``) and ``epsilon`` the configured ε
     (``online.epsilon``), used with ``"configured"`` and for a single trace.
@@ -297,52 +271,49 @@ def online_tables(
     from scheduler.studies.online.epsilon import choose_epsilon
     from scheduler.studies.online.runs import reference_label, run_totals
 
-    with rule_log(log_path) as log:
-        curves = pl.concat([read_table(path) for path in curve_paths])
-        choices = pl.concat([read_table(path) for path in choice_paths], how="diagonal_relaxed")
-        totals = run_totals(curves)
-        if epsilons:
-            candidates = [bandit_spec(float(eps)) for eps in epsilons]
-            chosen = choose_epsilon(
-                totals, candidates=candidates, vote=epsilon_vote,  # type: ignore[arg-type]
-                configured=epsilon,
-            )  # fmt: skip
-        else:  # no bandit: an empty vote, so no bandit-choice row
-            chosen = pl.DataFrame(
-                schema={"period": pl.String, "held_out": pl.String, "chosen_strategy": pl.String}
-            )
-        changes = relative_changes(
-            totals, reference=reference, chosen_epsilon=chosen, confidence=confidence,
-            seed=seed,
+    curves = pl.concat([read_table(path) for path in curve_paths])
+    choices = pl.concat([read_table(path) for path in choice_paths], how="diagonal_relaxed")
+    totals = run_totals(curves)
+    if epsilons:
+        candidates = [bandit_spec(float(eps)) for eps in epsilons]
+        chosen = choose_epsilon(
+            totals, candidates=candidates, vote=epsilon_vote,  # type: ignore[arg-type]
+            configured=epsilon,
         )  # fmt: skip
-        record = provenance(
-            {"reference": reference, "threshold_s": threshold_s, "confidence": confidence,
-             "seed": seed, "epsilons": [float(eps) for eps in epsilons],
-             "epsilon": float(epsilon), "epsilon_vote": epsilon_vote}, step="online",
-        )  # fmt: skip
-        if epsilons:
-            write_csv(chosen, outputs["epsilon_csv"], record)
-            write_markdown(
-                f"# ε of the bandit: {_epsilon_title(chosen)}\n\n" + markdown_table(chosen),
-                outputs["epsilon_md"], record,
-            )  # fmt: skip
-        write_parquet(changes, outputs["changes_parquet"], record)
-        write_csv(changes, outputs["changes_csv"], record)
-        label = reference_label(reference, threshold_s)
-        title = f"# Relative total-wait change vs {label} over the resampled traces\n\n"
-        fixed = markdown_table(fixed_policy_table(changes))
-        write_markdown(title + "## Fixed policies\n\n" + fixed, outputs["fixed_md"], record)
+    else:  # no bandit: an empty vote, so no bandit-choice row
+        chosen = pl.DataFrame(
+            schema={"period": pl.String, "held_out": pl.String, "chosen_strategy": pl.String}
+        )
+    changes = relative_changes(
+        totals, reference=reference, chosen_epsilon=chosen, confidence=confidence,
+        seed=seed,
+    )  # fmt: skip
+    record = ctx.record()
+    if epsilons:
+        if epsilon_csv_path is None or epsilon_md_path is None:
+            raise ConfigurationError("online_tables: the bandit's ε table needs its two paths")
+        write_csv(chosen, epsilon_csv_path, record)
         write_markdown(
-            title + "## Strategies\n\n" + markdown_table(strategy_table(changes))
-            + "\n" + STRATEGY_TABLE_NOTE + "\n",
-            outputs["strategies_md"], record,
+            f"# ε of the bandit: {_epsilon_title(chosen)}\n\n" + markdown_table(chosen),
+            epsilon_md_path, record,
         )  # fmt: skip
-        write_parquet(improvement_curves(curves, reference=reference),
-                      outputs["improvement_parquet"], record)  # fmt: skip
-        # fixed policies never switch: shares are for the selectors
-        selectors = choices.filter(pl.col("period") != "none")
-        write_parquet(choice_shares(selectors), outputs["shares_parquet"], record)
-        log(f"{totals.height} runs over {totals['trace'].n_unique()} traces summarised")
+    write_parquet(changes, changes_path, record)
+    write_csv(changes, changes_csv_path, record)
+    label = reference_label(reference, threshold_s)
+    title = f"# Relative total-wait change vs {label} over the resampled traces\n\n"
+    fixed = markdown_table(fixed_policy_table(changes))
+    write_markdown(title + "## Fixed policies\n\n" + fixed, fixed_md_path, record)
+    write_markdown(
+        title + "## Strategies\n\n" + markdown_table(strategy_table(changes))
+        + "\n" + STRATEGY_TABLE_NOTE + "\n",
+        strategies_md_path, record,
+    )  # fmt: skip
+    write_parquet(improvement_curves(curves, reference=reference),
+                  improvement_path, record)  # fmt: skip
+    # fixed policies never switch: shares are for the selectors
+    selectors = choices.filter(pl.col("period") != "none")
+    write_parquet(choice_shares(selectors), shares_path, record)
+    ctx.log(f"{totals.height} runs over {totals['trace'].n_unique()} traces summarised")
 
 
 def _epsilon_title(chosen: pl.DataFrame) -> str:
@@ -373,18 +344,19 @@ def draws_choice_shares(specs: Sequence[str]) -> bool:
     return any(parse_spec(spec)[0] in shown for spec in specs)
 
 
+@workflow_step
 def online_figure(
-    figure: str,
-    trace: str,
     improvement_path: str,
     shares_path: str,
     changes_path: str,
     png_path: str,
     pdf_path: str,
     *,
+    figure: str,
+    trace: str,
     reference: str,
     threshold_s: float,
-    log_path: str | None = None,
+    ctx: StepContext,
 ) -> None:
     """One figure of the online study for one trace: ``fixed_improvement``,
     ``selector_improvement_<period>`` or ``choice_shares_<period>``. ``reference`` (``"fixed:P"``)
@@ -394,41 +366,36 @@ def online_figure(
     from scheduler.studies.online import figures as online_plots
     from scheduler.studies.online.runs import BANDIT_CHOICES, BEST_FIXED, CONFIGURED_BANDIT
 
-    with rule_log(log_path) as log:
-        changes = read_table(changes_path).filter(pl.col("trace") == trace)
-        improvement = read_table(improvement_path)
-        kind, _, period = figure.rpartition("_")
-        bandit_rows = changes.filter(
-            pl.col("strategy").is_in(list(BANDIT_CHOICES)) & (pl.col("period") == period)
+    changes = read_table(changes_path).filter(pl.col("trace") == trace)
+    improvement = read_table(improvement_path)
+    kind, _, period = figure.rpartition("_")
+    bandit_rows = changes.filter(
+        pl.col("strategy").is_in(list(BANDIT_CHOICES)) & (pl.col("period") == period)
+    )
+    bandit = bandit_rows["source"][0] if bandit_rows.height else None
+    configured = bool(bandit_rows.height) and bandit_rows["strategy"][0] == CONFIGURED_BANDIT
+    best_rows = changes.filter(pl.col("strategy") == BEST_FIXED)
+    best_fixed = best_rows["source"][0] if best_rows.height else None
+    if figure == "fixed_improvement":
+        plot = online_plots.fixed_improvement_plot(
+            improvement, trace, reference=reference, threshold_s=threshold_s
         )
-        bandit = bandit_rows["source"][0] if bandit_rows.height else None
-        configured = bool(bandit_rows.height) and bandit_rows["strategy"][0] == CONFIGURED_BANDIT
-        best_rows = changes.filter(pl.col("strategy") == BEST_FIXED)
-        best_fixed = best_rows["source"][0] if best_rows.height else None
-        if figure == "fixed_improvement":
-            plot = online_plots.fixed_improvement_plot(
-                improvement, trace, reference=reference, threshold_s=threshold_s
-            )
-        elif kind == "selector_improvement":
-            plot = online_plots.selector_improvement_plot(
-                improvement, trace, period=period, bandit=bandit, best_fixed=best_fixed,
-                reference=reference, threshold_s=threshold_s, configured_epsilon=configured,
-            )  # fmt: skip
-        elif kind == "choice_shares":
-            shares = read_table(shares_path)
-            run = set(shares.filter((pl.col("trace") == trace) & (pl.col("period") == period))[
-                "strategy"])  # fmt: skip
-            # the noisy selector's choices (the study's figure); without it, the exact ones
-            panels = next(((name,) for name in CHOICE_SHARE_SELECTORS if name in run), ())
-            plot = online_plots.choice_share_plot(
-                shares, trace, strategies=panels, bandit=bandit, period=period,
-                configured_epsilon=configured,
-            )  # fmt: skip
-        else:
-            raise ConfigurationError(f"unknown online figure {figure!r}")
-        record = provenance(
-            {"trace": trace, "figure": figure, "reference": reference, "threshold_s": threshold_s},
-            step="online_figure",
-        )
-        save_figure(plot, png_path, pdf_path, provenance=flat_record(record))
-        log(f"{trace}: {figure} drawn")
+    elif kind == "selector_improvement":
+        plot = online_plots.selector_improvement_plot(
+            improvement, trace, period=period, bandit=bandit, best_fixed=best_fixed,
+            reference=reference, threshold_s=threshold_s, configured_epsilon=configured,
+        )  # fmt: skip
+    elif kind == "choice_shares":
+        shares = read_table(shares_path)
+        run = set(shares.filter((pl.col("trace") == trace) & (pl.col("period") == period))[
+            "strategy"])  # fmt: skip
+        # the noisy selector's choices (the study's figure); without it, the exact ones
+        panels = next(((name,) for name in CHOICE_SHARE_SELECTORS if name in run), ())
+        plot = online_plots.choice_share_plot(
+            shares, trace, strategies=panels, bandit=bandit, period=period,
+            configured_epsilon=configured,
+        )  # fmt: skip
+    else:
+        raise ConfigurationError(f"unknown online figure {figure!r}")
+    save_figure(plot, png_path, pdf_path, provenance=flat_record(ctx.record()))
+    ctx.log(f"{trace}: {figure} drawn")

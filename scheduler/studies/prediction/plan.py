@@ -1,6 +1,7 @@
-"""The run-time prediction study's plan: the ``prediction`` config section checked (traces,
-predictors and losses from their registries, corrections, backfilling variants, the learner's
-settings) and the heuristic triples it implies. Errors name the config key.
+"""The run-time prediction study's plan: the ``prediction`` config section (validated against
+``config.schema.yaml``, defaults filled in) checked where the schema cannot (predictors, losses
+and corrections from their registries, what the references need), and the heuristic triples,
+files, targets and step settings it implies. Errors name the config key.
 
 Vocabulary (``docs/prediction.md``):
 
@@ -17,14 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from scheduler.core.errors import ConfigurationError, quote
+from scheduler.core.errors import ConfigurationError
 from scheduler.predictors import CORRECTIONS, LOSSES, PREDICTORS
-from scheduler.predictors.losses import ALL_LOSSES, GAMMA_FLOOR, LossSpec, parse_loss
-from scheduler.predictors.nag import ETA
-from scheduler.sim.prediction import LAM
+from scheduler.predictors.losses import ALL_LOSSES, LossSpec, parse_loss
 from scheduler.studies.common.config import TraceEntry, catalogue_entries
+from scheduler.studies.common.paths import Reported, StudyFiles, filtered_file, output_paths
 
 __all__ = [
     "BACKFILL_VARIANTS",
@@ -47,8 +47,6 @@ NO_CORRECTION = "none"
 _CORRECTED = ("ave2", "nag")
 #: The predictor whose techniques are learned (one per loss).
 LEARNED = "nag"
-#: The overrun treatments of the strong filter (``scheduler.traces.filters``).
-_OVERRUNS = ("clip", "drop")
 
 
 @dataclass(frozen=True)
@@ -98,7 +96,15 @@ def loss_slug(loss: LossSpec) -> str:
 
 @dataclass(frozen=True)
 class PredictionPlan:
-    """The run-time prediction study, checked."""
+    """The run-time prediction study, checked (see the configuration reference for every key).
+
+    Files: ``results/prediction/<trace>/runs/<technique>.parquet`` (a technique's triples on a
+    log) and ``…/predictions/<technique>.parquet`` (its job-level predictions),
+    ``results/prediction/runs.parquet``, the tables and the figures.
+    """
+
+    #: The study's name: its config section and folders.
+    name: ClassVar[str] = "prediction"
 
     traces: tuple[TraceEntry, ...]
     overrun: str
@@ -113,8 +119,18 @@ class PredictionPlan:
     ecdf_techniques: tuple[str, ...]
 
     @property
+    def files(self) -> StudyFiles:
+        return StudyFiles(self.name)
+
+    @property
     def trace_names(self) -> tuple[str, ...]:
         return tuple(entry.name for entry in self.traces)
+
+    @property
+    def several_logs(self) -> bool:
+        """Whether the leave-one-log-out table and the all-log figures are made (two logs or
+        more)."""
+        return len(self.traces) > 1
 
     def technique(self, slug: str) -> Technique:
         for technique in self.techniques:
@@ -145,11 +161,103 @@ class PredictionPlan:
         return {"eta": self.eta_s, "lam": self.lam, "squares": self.squares,
                 "gamma_floor": self.gamma_floor}  # fmt: skip
 
+    # -- files --------------------------------------------------------------------------------
+    @property
+    def wildcards(self) -> dict[str, str]:
+        """Wildcard constraints of the study's file names (its rules file)."""
+        return {"technique": r"[A-Za-z0-9-]+"}
 
-def _names(value: object, key: str) -> list[str]:
-    if isinstance(value, str) or not isinstance(value, Sequence):
-        raise ConfigurationError(f"config {key}: must be a list, got {quote(value)}")
-    return [str(item) for item in value]
+    def source_file(self, trace: str = "{trace}") -> str:
+        """The log the study simulates: strongly filtered, overruns as ``prediction.overrun``."""
+        return filtered_file(trace, self.overrun)
+
+    def technique_run(self, trace: str = "{trace}", technique: str = "{technique}") -> str:
+        return f"{trace}/{technique}"
+
+    def technique_outputs(self) -> dict[str, str]:
+        """The outputs of ``simulate_technique`` (patterns in ``{trace}``, ``{technique}``)."""
+        return {
+            "runs_path": self.files.result("{trace}/runs/{technique}.parquet"),
+            "predictions_path": self.files.result("{trace}/predictions/{technique}.parquet"),
+        }
+
+    def run_files(self, wildcards: object = None) -> list[str]:
+        """Every technique's runs on every log."""
+        pattern = self.technique_outputs()["runs_path"]
+        return [
+            pattern.format(trace=trace, technique=technique.slug)
+            for trace in self.trace_names
+            for technique in self.techniques
+        ]
+
+    def ecdf_prediction_files(self, wildcards: Any) -> list[str]:
+        """The job-level predictions a log's ECDF figures draw."""
+        pattern = self.technique_outputs()["predictions_path"]
+        return [pattern.format(trace=wildcards.trace, technique=t) for t in self.ecdf_techniques]
+
+    def collect_outputs(self) -> dict[str, str | Reported]:
+        """The outputs of ``collect_runs``."""
+        return {
+            "parquet_path": self.files.result("runs.parquet"),
+            "csv_path": Reported(
+                self.files.table("runs.csv"), "table.rst",
+                {"table": "every simulated triple (CSV)"},
+            ),
+        }  # fmt: skip
+
+    def tables_outputs(self) -> dict[str, str | Reported]:
+        """The outputs of ``prediction_tables``: the leave-one-log-out table only with two
+        logs or more."""
+        names = ["best_worst", "errors"] + (["lolo"] if self.several_logs else [])
+        outputs: dict[str, str | Reported] = {}
+        for name in names:
+            outputs[f"{name}_csv_path"] = Reported(
+                self.files.table(f"{name}.csv"), "table.rst", {"table": name}
+            )
+            outputs[f"{name}_md_path"] = self.files.table(f"{name}.md")
+        return outputs
+
+    def targets(self) -> list[str]:
+        from scheduler.studies.prediction.steps import STUDY_FIGURES, TRACE_FIGURES
+
+        tables = output_paths(self.collect_outputs()) + output_paths(self.tables_outputs())
+        figures = [
+            self.files.figure(f"{trace}/{figure}", ext)
+            for trace in self.trace_names
+            for figure in TRACE_FIGURES
+            for ext in ("png", "pdf")
+        ]
+        if self.several_logs:
+            figures += [
+                self.files.figure(figure, ext) for figure in STUDY_FIGURES for ext in ("png", "pdf")
+            ]
+        return tables + figures
+
+    # -- step settings (keyword arguments of scheduler.studies.prediction.steps) --------------
+    def technique_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``simulate_technique``: one technique's triples on one log."""
+        technique = self.technique(wildcards.technique)
+        return {
+            "trace": wildcards.trace,
+            "technique": technique.slug,
+            "predictor": technique.predictor,
+            "loss": technique.loss,
+            "corrections": list(self.corrections_of(technique)),
+            "backfills": list(self.backfills),
+            "learner": self.learner(),
+        }
+
+    def tables_settings(self, wildcards: Any = None) -> dict[str, Any]:
+        """``prediction_tables``."""
+        return {"lolo_score": self.lolo_score}
+
+    def trace_figure_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``trace_figure``."""
+        return {"figure": wildcards.prediction_figure, "trace": wildcards.trace}
+
+    def study_figure_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``study_figure``."""
+        return {"figure": wildcards.prediction_figure}
 
 
 def _unique(items: Sequence[str], key: str) -> None:
@@ -160,9 +268,8 @@ def _unique(items: Sequence[str], key: str) -> None:
         seen.add(item)
 
 
-def _losses(value: object) -> tuple[LossSpec, ...]:
+def _losses(names: Sequence[str]) -> tuple[LossSpec, ...]:
     """``prediction.losses``: loss names or specs, or ``all`` for the 20 losses."""
-    names = _names(value, "prediction.losses")
     if [name.strip().lower() for name in names] == ["all"]:
         return ALL_LOSSES
     losses = tuple(parse_loss(name, where="config prediction.losses") for name in names)
@@ -179,11 +286,6 @@ def _techniques(predictors: Sequence[str], losses: Sequence[LossSpec]) -> tuple[
     techniques: list[Technique] = []
     for name in predictors:
         if name == LEARNED:
-            if not losses:
-                raise ConfigurationError(
-                    "config prediction.losses: give at least one loss for the nag predictor "
-                    "(or remove nag from prediction.predictors)"
-                )
             techniques.extend(
                 Technique(f"nag-{loss_slug(loss)}", LEARNED, loss.spec) for loss in losses
             )
@@ -192,36 +294,15 @@ def _techniques(predictors: Sequence[str], losses: Sequence[LossSpec]) -> tuple[
     return tuple(techniques)
 
 
-def _positive(section: Mapping[str, Any], key: str, default: float, *, zero: bool) -> float:
-    value = section.get(key, default)
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ConfigurationError(
-            f"config prediction.learner.{key}: not a number: {quote(value)}"
-        ) from None
-    if not (number >= 0 if zero else number > 0) or number == float("inf"):
-        bound = ">= 0" if zero else "> 0"
-        raise ConfigurationError(
-            f"config prediction.learner.{key}: must be finite and {bound}, got {value!r}"
-        )
-    return number
-
-
 def prediction_plan(config: Mapping[str, Any]) -> PredictionPlan:
-    """Check the ``prediction`` section of a (schema-validated) config and return its plan."""
-    section = config.get("prediction") or {}
-    traces = catalogue_entries(config, section.get("traces", []), "prediction.traces")
-    if not traces:
-        raise ConfigurationError("config prediction.traces: give at least one trace")
-    overrun = str(section.get("overrun", "clip"))
-    if overrun not in _OVERRUNS:
-        raise ConfigurationError(
-            f"config prediction.overrun: {overrun!r} must be one of {', '.join(_OVERRUNS)}"
-        )
+    """The plan of the ``prediction`` section of ``config`` (validated here; defaults filled)."""
+    from scheduler.studies.common.study import study_section
+
+    whole, section = study_section(config, PredictionPlan.name)
+    traces = catalogue_entries(whole, section["traces"], "prediction.traces")
     predictors = [
         PREDICTORS.lookup(name, where="config prediction.predictors")
-        for name in _names(section.get("predictors", ["requested"]), "prediction.predictors")
+        for name in section["predictors"]
     ]
     _unique(predictors, "prediction.predictors")
     if "requested" not in predictors:
@@ -229,55 +310,41 @@ def prediction_plan(config: Mapping[str, Any]) -> PredictionPlan:
             "config prediction.predictors: must include 'requested' (plain EASY, the "
             "reference of every relative figure)"
         )
-    losses = _losses(section.get("losses", ["eloss"])) if LEARNED in predictors else ()
+    losses = _losses(section["losses"]) if LEARNED in predictors else ()
     corrections = tuple(
         CORRECTIONS.lookup(name, where="config prediction.corrections")
-        for name in _names(section.get("corrections", ["incremental"]), "prediction.corrections")
+        for name in section["corrections"]
     )
     _unique(corrections, "prediction.corrections")
     if not corrections and any(p in _CORRECTED for p in predictors):
         raise ConfigurationError(
             "config prediction.corrections: give at least one correction for ave2 / nag"
         )
-    backfills = tuple(
-        name.lower() for name in _names(section.get("backfill", ["easy"]), "prediction.backfill")
-    )
-    for name in backfills:
-        if name not in BACKFILL_VARIANTS:
-            raise ConfigurationError(
-                f"config prediction.backfill: {name!r} must be one of "
-                f"{', '.join(BACKFILL_VARIANTS)}"
-            )
-    _unique(backfills, "prediction.backfill")
+    backfills = tuple(section["backfill"])
     if "easy" not in backfills:
         raise ConfigurationError(
             "config prediction.backfill: must include 'easy' (plain EASY is the reference)"
         )
-    learner = section.get("learner") or {}
     techniques = _techniques(predictors, losses)
     slugs = [t.slug for t in techniques]
-    ecdf = _names(section.get("ecdf_techniques") or slugs, "prediction.ecdf_techniques")
+    ecdf = list(section["ecdf_techniques"]) or slugs
     for slug in ecdf:
         if slug not in slugs:
             raise ConfigurationError(
                 f"config prediction.ecdf_techniques: {slug!r} is not a technique of the study "
                 f"({', '.join(slugs)})"
             )
-    lolo_score = str(section.get("lolo_score", "sum"))
-    if lolo_score not in ("sum", "relative"):
-        raise ConfigurationError(
-            f"config prediction.lolo_score: {lolo_score!r} must be 'sum' or 'relative'"
-        )
+    learner = section["learner"]
     return PredictionPlan(
         traces=traces,
-        overrun=overrun,
+        overrun=section["overrun"],
         techniques=techniques,
         corrections=corrections,
         backfills=backfills,
-        eta_s=_positive(learner, "eta_s", ETA, zero=False),
-        lam=_positive(learner, "lam", LAM, zero=True),
-        squares=bool(learner.get("squares", True)),
-        gamma_floor=_positive(learner, "gamma_floor", GAMMA_FLOOR, zero=False),
-        lolo_score=lolo_score,
+        eta_s=float(learner["eta_s"]),
+        lam=float(learner["lam"]),
+        squares=learner["squares"],
+        gamma_floor=float(learner["gamma_floor"]),
+        lolo_score=section["lolo_score"],
         ecdf_techniques=tuple(ecdf),
     )

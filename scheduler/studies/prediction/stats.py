@@ -20,6 +20,7 @@ from scheduler.predictors.losses import loss, parse_loss
 from scheduler.studies.prediction.plan import EASY, EASY_PLUS_PLUS, NO_CORRECTION, Triple
 
 __all__ = [
+    "LOLO_SCORES",
     "RUN_COLUMNS",
     "best_worst_table",
     "error_table",
@@ -27,6 +28,10 @@ __all__ = [
     "prediction_errors",
     "relative_bsld",
 ]
+
+#: How a triple is scored on the other logs in the leave-one-log-out selection
+#: (:func:`lolo_table`): the sum of their AVEbsld, or of AVEbsld relative to EASY.
+LOLO_SCORES: tuple[str, ...] = ("sum", "relative")
 
 #: The columns of one simulated triple (``runs`` tables), with their types.
 RUN_COLUMNS: dict[str, pl.DataType] = {
@@ -151,8 +156,10 @@ def lolo_table(runs: pl.DataFrame, *, score: str = "sum") -> pl.DataFrame:
     name order. Reports the chosen triple's AVEbsld on L next to EASY's and EASY++'s, and the
     relative reductions ``1 − chosen / reference``. Needs at least two logs.
     """
-    if score not in ("sum", "relative"):
-        raise ConfigurationError(f"lolo score must be 'sum' or 'relative', got {score!r}")
+    if score not in LOLO_SCORES:
+        raise ConfigurationError(
+            f"lolo score must be one of {', '.join(LOLO_SCORES)}, got {score!r}"
+        )
     runs = relative_bsld(runs)
     traces = sorted(runs["trace"].unique())
     if len(traces) < 2:

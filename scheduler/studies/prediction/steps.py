@@ -12,9 +12,14 @@ from typing import Any
 import polars as pl
 
 from scheduler.core.errors import ConfigurationError
-from scheduler.core.provenance import provenance, write_csv, write_markdown, write_parquet
-from scheduler.core.steps import flat_record, read_table, rule_log, table_machine_procs
-from scheduler.predictors.losses import GAMMA_FLOOR
+from scheduler.core.provenance import write_csv, write_markdown, write_parquet
+from scheduler.core.steps import (
+    StepContext,
+    flat_record,
+    read_table,
+    table_machine_procs,
+    workflow_step,
+)
 from scheduler.sim.prediction import simulate_predicted
 from scheduler.studies.prediction.plan import NO_CORRECTION, Triple
 from scheduler.studies.prediction.stats import (
@@ -44,6 +49,7 @@ STUDY_FIGURES: tuple[str, ...] = ("pair_correlation", "correlation_matrix")
 PREDICTION_COLUMNS = ("technique", "job_id", "procs", "run_s", "req_time_s", "prediction_s")
 
 
+@workflow_step
 def simulate_technique(
     filtered_path: str,
     runs_path: str,
@@ -56,7 +62,7 @@ def simulate_technique(
     corrections: Sequence[str],
     backfills: Sequence[str],
     learner: Mapping[str, Any],
-    log_path: str | None = None,
+    ctx: StepContext,
 ) -> None:
     """Simulate every (correction, backfilling variant) of one technique on a filtered log.
 
@@ -65,57 +71,53 @@ def simulate_technique(
     The correction ``"none"`` (REQUESTED, CLAIRVOYANT) runs with the REQUESTED TIME rule, which
     never fires for them.
     """
-    with rule_log(log_path) as log:
-        table = read_table(filtered_path)
-        machine_procs = table_machine_procs(filtered_path)
-        if not corrections or not backfills:
-            raise ConfigurationError(f"{technique}: no correction or backfilling variant to run")
-        rows: list[dict[str, Any]] = []
-        predictions: pl.DataFrame | None = None
-        for correction in corrections:
-            for backfill in backfills:
-                started = time.perf_counter()
-                result = simulate_predicted(
-                    table,
-                    predictor=predictor,
-                    loss=loss if loss is not None else "eloss",
-                    correction="requested" if correction == NO_CORRECTION else correction,
-                    backfill_order=backfill,  # type: ignore[arg-type]
-                    machine_procs=machine_procs,
-                    **learner,
-                )
-                elapsed_s = time.perf_counter() - started
-                jobs = result.jobs
-                errors = prediction_errors(
-                    jobs["prediction_s"].to_numpy(),
-                    jobs["run_s"].to_numpy(),
-                    jobs["procs"].to_numpy(),
-                    float(learner.get("gamma_floor", GAMMA_FLOOR)),
-                )
-                summary = result.summary
-                triple = Triple(technique, correction, backfill)
-                rows.append({
-                    "trace": trace, "technique": technique, "predictor": predictor,
-                    "loss": loss, "correction": correction, "backfill": backfill,
-                    "triple": triple.label, "jobs": summary.jobs,
-                    "avg_bsld": summary.avg_bsld, "max_bsld": summary.max_bsld,
-                    "avg_wait_s": summary.avg_wait_s, "max_wait_s": summary.max_wait_s,
-                    "utilisation": summary.utilisation, **errors,
-                    "corrections": result.total_corrections,
-                    "corrected_jobs": int((jobs["corrections"] > 0).sum()),
-                })  # fmt: skip
-                log(f"{trace} {triple.label}: AVEbsld {summary.avg_bsld:.3f}, MAE "
+    table = read_table(filtered_path)
+    machine_procs = table_machine_procs(filtered_path)
+    if not corrections or not backfills:
+        raise ConfigurationError(f"{technique}: no correction or backfilling variant to run")
+    rows: list[dict[str, Any]] = []
+    predictions: pl.DataFrame | None = None
+    for correction in corrections:
+        for backfill in backfills:
+            started = time.perf_counter()
+            result = simulate_predicted(
+                table,
+                predictor=predictor,
+                loss=loss if loss is not None else "eloss",
+                correction="requested" if correction == NO_CORRECTION else correction,
+                backfill_order=backfill,  # type: ignore[arg-type]
+                machine_procs=machine_procs,
+                **learner,
+            )
+            elapsed_s = time.perf_counter() - started
+            jobs = result.jobs
+            errors = prediction_errors(
+                jobs["prediction_s"].to_numpy(),
+                jobs["run_s"].to_numpy(),
+                jobs["procs"].to_numpy(),
+                float(learner["gamma_floor"]),
+            )
+            summary = result.summary
+            triple = Triple(technique, correction, backfill)
+            rows.append({
+                "trace": trace, "technique": technique, "predictor": predictor,
+                "loss": loss, "correction": correction, "backfill": backfill,
+                "triple": triple.label, "jobs": summary.jobs,
+                "avg_bsld": summary.avg_bsld, "max_bsld": summary.max_bsld,
+                "avg_wait_s": summary.avg_wait_s, "max_wait_s": summary.max_wait_s,
+                "utilisation": summary.utilisation, **errors,
+                "corrections": result.total_corrections,
+                "corrected_jobs": int((jobs["corrections"] > 0).sum()),
+            })  # fmt: skip
+            ctx.log(f"{trace} {triple.label}: AVEbsld {summary.avg_bsld:.3f}, MAE "
                     f"{errors['mae_s']:.0f} s, {result.total_corrections:,} corrections, "
                     f"{elapsed_s:.2f} s")  # fmt: skip
-                if predictions is None:
-                    predictions = _job_predictions(result.jobs, result.source_jobs, technique)
-        config = {"trace": trace, "technique": technique, "predictor": predictor, "loss": loss,
-                  "corrections": list(corrections), "backfills": list(backfills),
-                  "learner": dict(learner), "filtered": str(filtered_path)}  # fmt: skip
-        record = provenance(config, step="simulate")
-        write_parquet(pl.DataFrame(rows, schema=RUN_COLUMNS), runs_path, record)
-        assert predictions is not None
-        write_parquet(predictions, predictions_path, record)
+            if predictions is None:
+                predictions = _job_predictions(result.jobs, result.source_jobs, technique)
+    record = ctx.record()
+    write_parquet(pl.DataFrame(rows, schema=RUN_COLUMNS), runs_path, record)
+    assert predictions is not None
+    write_parquet(predictions, predictions_path, record)
 
 
 def _job_predictions(jobs: pl.DataFrame, source: pl.DataFrame, technique: str) -> pl.DataFrame:
@@ -128,61 +130,68 @@ def _job_predictions(jobs: pl.DataFrame, source: pl.DataFrame, technique: str) -
     )
 
 
+@workflow_step
 def collect_runs(
     run_paths: Sequence[str],
     parquet_path: str,
     csv_path: str,
     *,
-    log_path: str | None = None,
+    ctx: StepContext,
 ) -> None:
     """Gather every simulated triple of every log into one table (parquet and CSV)."""
-    with rule_log(log_path) as log:
-        if not run_paths:
-            raise ConfigurationError("no simulated triples to gather")
-        tables = []
-        for path in run_paths:
-            table = read_table(path)
-            if dict(table.schema) != RUN_COLUMNS:
-                raise ConfigurationError(f"{path}: not a prediction runs table")
-            tables.append(table)
-        runs = pl.concat(tables).sort("trace", "technique", "correction", "backfill")
-        record = provenance({"runs": len(run_paths)}, step="collect")
-        write_parquet(runs, parquet_path, record)
-        write_csv(runs, csv_path, record)
-        log(f"{runs.height} simulated triples on {runs['trace'].n_unique()} logs")
+    if not run_paths:
+        raise ConfigurationError("no simulated triples to gather")
+    tables = []
+    for path in run_paths:
+        table = read_table(path)
+        if dict(table.schema) != RUN_COLUMNS:
+            raise ConfigurationError(f"{path}: not a prediction runs table")
+        tables.append(table)
+    runs = pl.concat(tables).sort("trace", "technique", "correction", "backfill")
+    record = ctx.record(runs=len(run_paths))
+    write_parquet(runs, parquet_path, record)
+    write_csv(runs, csv_path, record)
+    ctx.log(f"{runs.height} simulated triples on {runs['trace'].n_unique()} logs")
 
 
+@workflow_step
 def prediction_tables(
     runs_path: str,
-    outputs: Mapping[str, str],
     *,
-    lolo_score: str = "sum",
-    log_path: str | None = None,
+    best_worst_csv_path: str,
+    best_worst_md_path: str,
+    errors_csv_path: str,
+    errors_md_path: str,
+    lolo_csv_path: str | None = None,
+    lolo_md_path: str | None = None,
+    lolo_score: str,
+    ctx: StepContext,
 ) -> None:
     """The study's tables: ``best_worst`` (per log), ``errors`` (per log and technique) and,
-    with at least two logs, ``lolo`` (leave-one-log-out selection). ``outputs`` maps
-    ``<table>_csv`` / ``<table>_md`` to paths; a table without an output is not written."""
+    when its paths are given (at least two logs), ``lolo`` (leave-one-log-out selection)."""
     from scheduler.studies.common.tables import markdown_table
 
-    with rule_log(log_path) as log:
-        runs = read_table(runs_path)
-        tables = {"best_worst": best_worst_table(runs), "errors": error_table(runs)}
-        titles = {
-            "best_worst": "AVEbsld per log: EASY, EASY++, CLAIRVOYANT, and the best and worst "
-            "learned (NAG) triples per backfilling variant",
-            "errors": "Prediction errors at submission (MAE in s, mean E-loss)",
-            "lolo": f"Leave-one-log-out selection (score: {lolo_score})",
-        }
-        if any(key.startswith("lolo") for key in outputs):
-            tables["lolo"] = lolo_table(runs, score=lolo_score)
-        record = provenance({"runs": str(runs_path), "lolo_score": lolo_score}, step="tables")
-        for name, table in tables.items():
-            if f"{name}_csv" in outputs:
-                write_csv(table, outputs[f"{name}_csv"], record)
-            if f"{name}_md" in outputs:
-                text = f"# {titles[name]}\n\n{markdown_table(table)}"
-                write_markdown(text, outputs[f"{name}_md"], record)
-        log(f"tables {', '.join(tables)} from {runs.height} runs")
+    runs = read_table(runs_path)
+    tables = {"best_worst": best_worst_table(runs), "errors": error_table(runs)}
+    titles = {
+        "best_worst": "AVEbsld per log: EASY, EASY++, CLAIRVOYANT, and the best and worst "
+        "learned (NAG) triples per backfilling variant",
+        "errors": "Prediction errors at submission (MAE in s, mean E-loss)",
+        "lolo": f"Leave-one-log-out selection (score: {lolo_score})",
+    }
+    outputs = {
+        "best_worst": (best_worst_csv_path, best_worst_md_path),
+        "errors": (errors_csv_path, errors_md_path),
+    }
+    if lolo_csv_path is not None and lolo_md_path is not None:
+        tables["lolo"] = lolo_table(runs, score=lolo_score)
+        outputs["lolo"] = (lolo_csv_path, lolo_md_path)
+    record = ctx.record()
+    for name, table in tables.items():
+        csv_path, md_path = outputs[name]
+        write_csv(table, csv_path, record)
+        write_markdown(f"# {titles[name]}\n\n{markdown_table(table)}", md_path, record)
+    ctx.log(f"tables {', '.join(tables)} from {runs.height} runs")
 
 
 def _read_predictions(paths: Sequence[str]) -> pl.DataFrame:
@@ -193,63 +202,60 @@ def _read_predictions(paths: Sequence[str]) -> pl.DataFrame:
     return pl.concat(tables)
 
 
+@workflow_step
 def trace_figure(
-    figure: str,
     runs_path: str,
     prediction_paths: Sequence[str],
     png_path: str,
     pdf_path: str,
     *,
+    figure: str,
     trace: str,
-    log_path: str | None = None,
+    ctx: StepContext,
 ) -> None:
     """One per-log figure of :data:`TRACE_FIGURES`."""
     from scheduler.studies.common.figures import save_figure
     from scheduler.studies.prediction import figures
 
-    with rule_log(log_path) as log:
-        if figure not in TRACE_FIGURES:
-            raise ConfigurationError(f"unknown per-log figure {figure!r}; known: {TRACE_FIGURES}")
-        if figure == "bsld_heatmap":
-            plot = figures.bsld_heatmap_plot(read_table(runs_path), trace)
-        else:
-            kind = figure.removeprefix("ecdf_")
-            plot = figures.prediction_ecdf_plot(_read_predictions(prediction_paths), trace,
-                                                kind=kind)  # fmt: skip
-        record = provenance({"figure": figure, "trace": trace, "runs": str(runs_path)},
-                            step="figure")  # fmt: skip
-        save_figure(plot, png_path, pdf_path, provenance=flat_record(record))
-        log(f"{trace}: figure {figure}")
+    if figure not in TRACE_FIGURES:
+        raise ConfigurationError(f"unknown per-log figure {figure!r}; known: {TRACE_FIGURES}")
+    if figure == "bsld_heatmap":
+        plot = figures.bsld_heatmap_plot(read_table(runs_path), trace)
+    else:
+        kind = figure.removeprefix("ecdf_")
+        plot = figures.prediction_ecdf_plot(_read_predictions(prediction_paths), trace,
+                                            kind=kind)  # fmt: skip
+    save_figure(plot, png_path, pdf_path, provenance=flat_record(ctx.record()))
+    ctx.log(f"{trace}: figure {figure}")
 
 
+@workflow_step
 def study_figure(
-    figure: str,
     runs_path: str,
     png_path: str,
     pdf_path: str,
     *,
-    log_path: str | None = None,
+    figure: str,
+    ctx: StepContext,
 ) -> None:
     """One all-log figure of :data:`STUDY_FIGURES` (needs at least two logs)."""
     from scheduler.studies.common.figures import save_figure
     from scheduler.studies.prediction import figures
 
-    with rule_log(log_path) as log:
-        runs = read_table(runs_path)
-        size: dict[str, float] = {}
-        if figure == "pair_correlation":
-            plot = figures.pair_correlation_plot(runs)
-            # one facet per pair of logs: about 2.6 x 2.4 inches each
-            logs = runs["trace"].n_unique()
-            pairs = logs * (logs - 1) // 2
-            columns = math.ceil(math.sqrt(pairs))
-            rows = math.ceil(pairs / columns)
-            size = {"width_in": max(7.0, 2.6 * columns + 2.0),
-                    "height_in": max(4.5, 2.4 * rows + 1.5)}  # fmt: skip
-        elif figure == "correlation_matrix":
-            plot = figures.correlation_matrix_plot(runs)
-        else:
-            raise ConfigurationError(f"unknown study figure {figure!r}; known: {STUDY_FIGURES}")
-        record = provenance({"figure": figure, "runs": str(runs_path)}, step="figure")
-        save_figure(plot, png_path, pdf_path, provenance=flat_record(record), **size)
-        log(f"figure {figure} over {runs['trace'].n_unique()} logs")
+    runs = read_table(runs_path)
+    size: dict[str, float] = {}
+    if figure == "pair_correlation":
+        plot = figures.pair_correlation_plot(runs)
+        # one facet per pair of logs: about 2.6 x 2.4 inches each
+        logs = runs["trace"].n_unique()
+        pairs = logs * (logs - 1) // 2
+        columns = math.ceil(math.sqrt(pairs))
+        rows = math.ceil(pairs / columns)
+        size = {"width_in": max(7.0, 2.6 * columns + 2.0),
+                "height_in": max(4.5, 2.4 * rows + 1.5)}  # fmt: skip
+    elif figure == "correlation_matrix":
+        plot = figures.correlation_matrix_plot(runs)
+    else:
+        raise ConfigurationError(f"unknown study figure {figure!r}; known: {STUDY_FIGURES}")
+    save_figure(plot, png_path, pdf_path, provenance=flat_record(ctx.record()), **size)
+    ctx.log(f"figure {figure} over {runs['trace'].n_unique()} logs")

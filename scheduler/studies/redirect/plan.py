@@ -1,34 +1,47 @@
-"""The redirection study's plan: the ``redirect`` config section checked (logs, weeks, the
-(α, θ) grid, the policies of both pools, the options of the slides' future work, the online
-choice of θ) and the jobs it implies. Errors name the config key."""
+"""The redirection study's plan: the ``redirect`` config section (validated against
+``config.schema.yaml``, defaults filled in) checked where the schema cannot (policy names, the
+per-log loads against the logs, the online period and bandits), and the files, targets and step
+settings it implies. Errors name the config key."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from scheduler.core.errors import ConfigurationError, quote
+from scheduler.core.errors import ConfigurationError
 from scheduler.core.units import parse_duration
 from scheduler.studies.common.bandits import make_bandit
-from scheduler.studies.common.config import TraceEntry, catalogue_entries, policy_list
+from scheduler.studies.common.config import (
+    NUMBER_LABEL_PATTERN,
+    TraceEntry,
+    catalogue_entries,
+    number_label,
+    policy_list,
+)
+from scheduler.studies.common.paths import Reported, StudyFiles, filtered_file, output_paths
 
-__all__ = ["RedirectPlan", "redirect_plan", "theta_label"]
+__all__ = ["BASELINE", "RedirectPlan", "redirect_plan"]
 
-_SPLITS = ("chronological", "alternate")
-
-
-def theta_label(theta: float) -> str:
-    """The path-safe label of a threshold: ``"inf"`` or the integer count."""
-    return "inf" if math.isinf(theta) else str(int(theta))
+#: The α label of the baseline job (EASY on the whole machine).
+BASELINE = "baseline"
 
 
 @dataclass(frozen=True)
 class RedirectPlan:
-    """The redirection study, checked."""
+    """The redirection study, checked (see the configuration reference for every key).
+
+    Files: ``results/redirect/<trace>/weeks.parquet`` (the chosen weeks),
+    ``…/grid/alpha-<α>.parquet`` (one dedicated share, every θ and balance option; ``baseline``:
+    EASY on the whole machine), ``…/online/alpha-<α>.parquet`` (θ chosen online), the gathered
+    tables and the figures.
+    """
+
+    #: The study's name: its config section and folders.
+    name: ClassVar[str] = "redirect"
 
     traces: tuple[TraceEntry, ...]
     weeks: int
@@ -41,20 +54,26 @@ class RedirectPlan:
     primary: str
     backfill: str
     tau_s: float
-    online_period: str = "1d"
-    online_period_s: float = 86400.0
-    online_selectors: tuple[str, ...] = ("bandit(eps=0.1)", "ucb")
-    seed: int = 0
+    online_period: str
+    online_period_s: float
+    online_selectors: tuple[str, ...]
+    seed: int
+
+    @property
+    def files(self) -> StudyFiles:
+        return StudyFiles(self.name)
 
     @property
     def trace_names(self) -> tuple[str, ...]:
         return tuple(entry.name for entry in self.traces)
 
     def trace_min_load(self, trace: str) -> float:
+        """The smallest offered load of a chosen week of ``trace``."""
         return float(self.min_load.get(trace, self.min_load["default"]))
 
     def alpha_label(self, alpha: float) -> str:
-        return f"{alpha:g}"
+        """The label of a dedicated share in file names (reads back exactly)."""
+        return number_label(alpha)
 
     def alpha(self, label: str) -> float:
         for alpha in self.alphas:
@@ -62,64 +81,149 @@ class RedirectPlan:
                 return alpha
         raise ConfigurationError(f"alpha {label!r} is not in redirect.alphas")
 
+    @property
+    def max_alpha(self) -> float:
+        """The largest dedicated share: the jobs wider than its main pool are left out of every
+        run of a log, so that all runs of the log simulate the same jobs."""
+        return max(self.alphas)
 
-def _numbers(value: object, key: str) -> list[float]:
-    if isinstance(value, str) or not isinstance(value, Sequence) or not value:
-        raise ConfigurationError(f"config {key}: give a non-empty list, got {quote(value)}")
-    try:
-        return [float(v) for v in value]
-    except (TypeError, ValueError):
-        raise ConfigurationError(f"config {key}: not numbers: {quote(value)}") from None
+    # -- files --------------------------------------------------------------------------------
+    @property
+    def wildcards(self) -> dict[str, str]:
+        """Wildcard constraints of the study's file names (its rules file)."""
+        return {"alpha": f"{BASELINE}|{NUMBER_LABEL_PATTERN}"}
+
+    def source_file(self, trace: str = "{trace}") -> str:
+        """The jobs the study draws its weeks from: the strongly filtered log."""
+        return filtered_file(trace)
+
+    def weeks_file(self, trace: str = "{trace}") -> str:
+        return self.files.result(f"{trace}/weeks.parquet")
+
+    def weeks_outputs(self) -> dict[str, str | Reported]:
+        """The outputs of ``choose_weeks`` (patterns in ``{trace}``)."""
+        return {
+            "weeks_path": self.weeks_file(),
+            "weeks_csv_path": Reported(
+                self.files.table("{trace}_weeks.csv"), "table.rst",
+                {"trace": "{trace}", "table": "weeks and their load"}, "{trace}",
+            ),
+        }  # fmt: skip
+
+    def grid_run(self, trace: str = "{trace}", alpha: str = "{alpha}") -> str:
+        return f"{trace}/grid/alpha-{alpha}"
+
+    def online_run(self, trace: str = "{trace}", alpha: str = "{alpha}") -> str:
+        return f"{trace}/online/alpha-{alpha}"
+
+    def grid_files(self, wildcards: object = None) -> list[str]:
+        """Every grid job's runs: each log under the baseline and each dedicated share."""
+        labels = [BASELINE] + [self.alpha_label(a) for a in self.alphas]
+        return [
+            self.files.result(f"{self.grid_run(trace, label)}.parquet")
+            for trace in self.trace_names
+            for label in labels
+        ]
+
+    def online_files(self, wildcards: object = None) -> list[str]:
+        """Every online-θ job's runs: each log under each dedicated share."""
+        return [
+            self.files.result(f"{self.online_run(trace, self.alpha_label(alpha))}.parquet")
+            for trace in self.trace_names
+            for alpha in self.alphas
+        ]
+
+    def tables_outputs(self) -> dict[str, str | Reported]:
+        """The outputs of ``redirect_tables`` (step parameter -> file)."""
+        files = self.files
+        return {
+            "grid_path": files.result("grid.parquet"),
+            "heatmap_csv_path": Reported(
+                files.table("heatmap.csv"), "table.rst",
+                {"table": "median ratios per (alpha, theta)"}, "All logs",
+            ),
+            "heatmap_md_path": files.table("heatmap.md"),
+            "best_path": files.result("best.parquet"),
+            "best_csv_path": Reported(
+                files.table("best.csv"), "table.rst",
+                {"table": "tuned on training weeks, reported on test weeks"}, "All logs",
+            ),
+            "best_md_path": files.table("best.md"),
+            "online_path": files.result("online.parquet"),
+            "online_csv_path": Reported(
+                files.table("online.csv"), "table.rst",
+                {"table": "theta chosen online against the fixed theta"}, "All logs",
+            ),
+            "online_md_path": files.table("online.md"),
+        }  # fmt: skip
+
+    def targets(self) -> list[str]:
+        from scheduler.studies.redirect.steps import FIGURES
+
+        tables = output_paths(self.tables_outputs())
+        tables += [self.files.table(f"{trace}_weeks.csv") for trace in self.trace_names]
+        figures = [self.files.figure(name, ext) for name in FIGURES for ext in ("png", "pdf")]
+        return tables + figures
+
+    # -- step settings (keyword arguments of scheduler.studies.redirect.steps) ----------------
+    def weeks_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``choose_weeks``."""
+        return {
+            "trace": wildcards.trace,
+            "count": self.weeks,
+            "min_load": self.trace_min_load(wildcards.trace),
+            "step_days": self.step_days,
+            "split": self.split,
+        }
+
+    def _pools(self) -> dict[str, Any]:
+        return {
+            "thetas": list(self.thetas),
+            "balance": list(self.balance),
+            "primary": self.primary,
+            "backfill": self.backfill,
+            "tau_s": self.tau_s,
+            "max_alpha": self.max_alpha,
+        }
+
+    def grid_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``simulate_alpha``: one share (``alpha`` None: the baseline)."""
+        alpha = None if wildcards.alpha == BASELINE else self.alpha(wildcards.alpha)
+        return {"trace": wildcards.trace, "alpha": alpha, **self._pools()}
+
+    def online_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``simulate_online``: one share, θ chosen online by each selector."""
+        return {
+            "trace": wildcards.trace,
+            "alpha": self.alpha(wildcards.alpha),
+            **self._pools(),
+            "selectors": list(self.online_selectors),
+            "period_s": self.online_period_s,
+            "seed": self.seed,
+        }
+
+    def figure_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``redirect_figure``."""
+        return {"figure": wildcards.redirect_figure}
 
 
 def redirect_plan(config: Mapping[str, Any]) -> RedirectPlan:
-    """Check the ``redirect`` section of a (schema-validated) config and return its plan."""
-    section = config.get("redirect") or {}
-    traces = catalogue_entries(config, section.get("traces", []), "redirect.traces")
-    if not traces:
-        raise ConfigurationError("config redirect.traces: give at least one trace")
-    alphas = _numbers(section.get("alphas", [0.05, 0.1, 0.2]), "redirect.alphas")
-    for alpha in alphas:
-        if not 0.0 < alpha < 1.0:
-            raise ConfigurationError(f"config redirect.alphas: {alpha!r} must be in (0, 1)")
-    if len({f"{a:g}" for a in alphas}) != len(alphas):
-        raise ConfigurationError("config redirect.alphas: a value is listed twice")
-    thetas = _numbers(section.get("thetas", [5, 20, 80]), "redirect.thetas")
-    for theta in thetas:
-        if theta != int(theta) or theta < 0:
-            raise ConfigurationError(
-                f"config redirect.thetas: {theta!r} must be a whole number of submissions >= 0"
-            )
-    if len(set(thetas)) != len(thetas):
-        raise ConfigurationError("config redirect.thetas: a value is listed twice")
-    min_load: dict[str, float] = {"default": float(section.get("min_load", 0.7))}
-    for name, value in (section.get("min_load_by_trace") or {}).items():
-        if name not in {t.name for t in traces}:
+    """The plan of the ``redirect`` section of ``config`` (validated here; defaults filled)."""
+    from scheduler.studies.common.study import study_section
+
+    whole, section = study_section(config, RedirectPlan.name)
+    traces = catalogue_entries(whole, section["traces"], "redirect.traces")
+    names = {t.name for t in traces}
+    min_load: dict[str, float] = {"default": float(section["min_load"])}
+    for name, value in section["min_load_by_trace"].items():
+        if name not in names:
             raise ConfigurationError(
                 f"config redirect.min_load_by_trace: {name!r} is not in redirect.traces"
             )
         min_load[name] = float(value)
-    for name, value in min_load.items():
-        if not 0.0 <= value < 10.0:
-            raise ConfigurationError(f"config redirect.min_load ({name}): {value!r} not in [0, 10)")
-    split = str(section.get("split", "chronological"))
-    if split not in _SPLITS:
-        raise ConfigurationError(
-            f"config redirect.split: {split!r} must be one of {', '.join(_SPLITS)}"
-        )
-    weeks = int(section.get("weeks", 20))
-    if weeks < 2:
-        raise ConfigurationError("config redirect.weeks: at least 2 (half train, half test)")
-    balance = tuple(bool(b) for b in section.get("balance", [False, True]))
-    if not balance or len(set(balance)) != len(balance):
-        raise ConfigurationError("config redirect.balance: give false, true or both, once each")
-    primary = policy_list([section.get("primary", "FCFS")], "redirect.primary")[0]
-    backfill = policy_list([section.get("backfill", "FCFS")], "redirect.backfill")[0]
-    tau_s = float(section.get("tau_s", 60.0))
-    if not tau_s > 0:
-        raise ConfigurationError(f"config redirect.tau_s: must be > 0, got {tau_s!r}")
-    online = section.get("online") or {}
-    period = str(online.get("period", "1d"))
+    thetas = tuple(section["thetas"])
+    online = section["online"]
+    period = online["period"]
     try:
         period_s = parse_duration(period)
     except (ConfigurationError, ValueError):
@@ -128,9 +232,7 @@ def redirect_plan(config: Mapping[str, Any]) -> RedirectPlan:
         ) from None
     if not period_s > 0 or not math.isfinite(period_s):
         raise ConfigurationError(f"config redirect.online.period: {period!r} must be > 0")
-    selectors = tuple(str(spec) for spec in online.get("selectors", ["bandit(eps=0.1)", "ucb"]))
-    if len(set(selectors)) != len(selectors):
-        raise ConfigurationError("config redirect.online.selectors: a selector is listed twice")
+    selectors = tuple(online["selectors"])
     for spec in selectors:
         try:
             make_bandit(spec, thetas, rng=np.random.default_rng(0))
@@ -138,18 +240,18 @@ def redirect_plan(config: Mapping[str, Any]) -> RedirectPlan:
             raise ConfigurationError(f"config redirect.online.selectors: {error}") from None
     return RedirectPlan(
         traces=traces,
-        weeks=weeks,
+        weeks=section["weeks"],
         min_load=min_load,
-        step_days=int(section.get("step_days", 1)),
-        split=split,
-        alphas=tuple(alphas),
-        thetas=tuple(int(t) for t in thetas),
-        balance=balance,
-        primary=primary,
-        backfill=backfill,
-        tau_s=tau_s,
+        step_days=section["step_days"],
+        split=section["split"],
+        alphas=tuple(float(alpha) for alpha in section["alphas"]),
+        thetas=thetas,
+        balance=tuple(section["balance"]),
+        primary=policy_list([section["primary"]], "redirect.primary")[0],
+        backfill=policy_list([section["backfill"]], "redirect.backfill")[0],
+        tau_s=float(section["tau_s"]),
         online_period=period,
         online_period_s=float(period_s),
         online_selectors=selectors,
-        seed=int(config.get("seed", 0)),
+        seed=whole["seed"],
     )

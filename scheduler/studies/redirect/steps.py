@@ -12,8 +12,14 @@ import numpy as np
 import polars as pl
 
 from scheduler.core.errors import ConfigurationError
-from scheduler.core.provenance import provenance, write_csv, write_markdown, write_parquet
-from scheduler.core.steps import flat_record, read_table, rule_log, table_machine_procs
+from scheduler.core.provenance import write_csv, write_markdown, write_parquet
+from scheduler.core.steps import (
+    StepContext,
+    flat_record,
+    read_table,
+    table_machine_procs,
+    workflow_step,
+)
 from scheduler.sim.engine import simulate_arrays
 from scheduler.sim.metrics import bounded_slowdown
 from scheduler.sim.redirection import simulate_redirect_arrays
@@ -30,7 +36,6 @@ from scheduler.studies.redirect.weeks import chosen_weeks, split_weeks, week_job
 from scheduler.traces.swf import used_procs
 
 __all__ = [
-    "BASELINE",
     "FIGURES",
     "choose_weeks",
     "redirect_figure",
@@ -39,43 +44,40 @@ __all__ = [
     "simulate_online",
 ]
 
-#: The alpha label of the baseline job (EASY on the whole machine).
-BASELINE = "baseline"
 FIGURES: tuple[str, ...] = ("heatmap_avg_bsld", "heatmap_max_bsld", "best_boxplot")
 
 
+@workflow_step
 def choose_weeks(
     filtered_path: str,
     weeks_path: str,
-    weeks_csv: str,
+    weeks_csv_path: str,
     *,
     trace: str,
     count: int,
     min_load: float,
     step_days: int,
     split: str,
-    log_path: str | None = None,
+    ctx: StepContext,
 ) -> None:
     """Choose the loaded weeks of a log (:mod:`scheduler.studies.redirect.weeks`), split them
     into training and test weeks, and write them with their offered load."""
-    with rule_log(log_path) as log:
-        jobs = read_table(filtered_path)
-        m = table_machine_procs(filtered_path)
-        loads = window_loads(jobs, m, step_days=step_days)
-        weeks = chosen_weeks(loads, count=count, min_load=min_load)
-        if weeks.height < 2:
-            best = float(loads["load"].max())
-            raise ConfigurationError(
-                f"{trace}: {weeks.height} week(s) with offered load >= {min_load} (the most "
-                f"loaded 7-day window has {best:.2f}); lower redirect.min_load_by_trace.{trace}"
-            )
-        weeks = split_weeks(weeks, how=split).with_columns(pl.lit(trace).alias("trace"))
-        record = provenance({"trace": trace, "count": count, "min_load": min_load,
-                             "step_days": step_days, "split": split}, step="weeks")  # fmt: skip
-        write_parquet(weeks, weeks_path, record)
-        write_csv(weeks, weeks_csv, record)
-        short = f" (asked {count})" if weeks.height < count else ""
-        log(f"{trace}: {weeks.height} weeks{short} with load >= {min_load}: "
+    jobs = read_table(filtered_path)
+    m = table_machine_procs(filtered_path)
+    loads = window_loads(jobs, m, step_days=step_days)
+    weeks = chosen_weeks(loads, count=count, min_load=min_load)
+    if weeks.height < 2:
+        best = float(loads["load"].max())
+        raise ConfigurationError(
+            f"{trace}: {weeks.height} week(s) with offered load >= {min_load} (the most "
+            f"loaded 7-day window has {best:.2f}); lower redirect.min_load_by_trace.{trace}"
+        )
+    weeks = split_weeks(weeks, how=split).with_columns(pl.lit(trace).alias("trace"))
+    record = ctx.record()
+    write_parquet(weeks, weeks_path, record)
+    write_csv(weeks, weeks_csv_path, record)
+    short = f" (asked {count})" if weeks.height < count else ""
+    ctx.log(f"{trace}: {weeks.height} weeks{short} with load >= {min_load}: "
             f"{', '.join(f'{x:.2f}' for x in weeks['load'])}")  # fmt: skip
 
 
@@ -116,76 +118,75 @@ def _week_arrays(
     )
 
 
+@workflow_step
 def simulate_alpha(
     filtered_path: str,
     weeks_path: str,
     out_path: str,
     *,
     trace: str,
-    alpha: str,
+    alpha: float | None,
     thetas: Sequence[float],
     balance: Sequence[bool],
     primary: str,
     backfill: str,
     tau_s: float,
     max_alpha: float,
-    log_path: str | None = None,
+    ctx: StepContext,
 ) -> None:
     """Every chosen week of a log under one dedicated share α and every (θ, balance), or, for
-    ``alpha="baseline"``, under EASY on the whole machine; one row per run.
+    ``alpha`` None, under EASY on the whole machine (the baseline); one row per run.
 
     Every job is submitted to the main pool, so a job wider than the main pool could never run:
     the jobs wider than the main pool of the study's largest share ``max_alpha`` are left out of
     every run of the log, the baseline included (the runs stay comparable); the log says how
     many."""
-    with rule_log(log_path) as log:
-        jobs = read_table(filtered_path)
-        m = table_machine_procs(filtered_path)
-        weeks = read_table(weeks_path)
-        widest = m - math.ceil(max_alpha * m)
-        started = time.perf_counter()
-        rows = []
-        dropped = 0
-        for week in weeks.iter_rows(named=True):
-            submit, procs, run, requested, ids, wide = _week_arrays(jobs, week, widest)
-            dropped += wide
-            base = {"trace": trace, "week": week["week"], "split": week["split"],
-                    "jobs": submit.size}  # fmt: skip
-            if alpha == BASELINE:
-                start = simulate_arrays(submit, procs, run, requested, m, primary=primary,
-                                        backfill=backfill, job_id=ids)  # fmt: skip
-                figures = _figures(submit, procs, run, start, np.zeros(0), m, tau_s)
-                rows.append({**base, "alpha": 0.0, "theta": math.inf, "balance": False,
-                             "redirections": 0, **figures})  # fmt: skip
-                continue
-            for theta in thetas:
-                for balanced in balance:
-                    out = simulate_redirect_arrays(
-                        submit, procs, run, requested, m, alpha=float(alpha), theta=float(theta),
-                        primary=primary, backfill=backfill, balance=bool(balanced), job_id=ids,
-                    )  # fmt: skip
-                    figures = _figures(submit, procs, run, out.start_s, out.wasted_proc_s, m,
-                                       tau_s)  # fmt: skip
-                    rows.append({**base, "alpha": float(alpha), "theta": float(theta),
-                                 "balance": bool(balanced), "redirections": out.redirections,
-                                 **figures})  # fmt: skip
-        table = pl.DataFrame(rows, schema=GRID_COLUMNS)
-        record = provenance({"trace": trace, "alpha": alpha, "thetas": list(thetas),
-                             "balance": list(balance), "primary": primary, "backfill": backfill,
-                             "tau_s": tau_s}, step="simulate")  # fmt: skip
-        write_parquet(table, out_path, record)
-        log(f"{trace} α={alpha}: {table.height} runs over {weeks.height} weeks in "
+    jobs = read_table(filtered_path)
+    m = table_machine_procs(filtered_path)
+    weeks = read_table(weeks_path)
+    widest = m - math.ceil(max_alpha * m)
+    started = time.perf_counter()
+    rows = []
+    dropped = 0
+    for week in weeks.iter_rows(named=True):
+        submit, procs, run, requested, ids, wide = _week_arrays(jobs, week, widest)
+        dropped += wide
+        base = {"trace": trace, "week": week["week"], "split": week["split"],
+                "jobs": submit.size}  # fmt: skip
+        if alpha is None:
+            start = simulate_arrays(submit, procs, run, requested, m, primary=primary,
+                                    backfill=backfill, job_id=ids)  # fmt: skip
+            figures = _figures(submit, procs, run, start, np.zeros(0), m, tau_s)
+            rows.append({**base, "alpha": 0.0, "theta": math.inf, "balance": False,
+                         "redirections": 0, **figures})  # fmt: skip
+            continue
+        for theta in thetas:
+            for balanced in balance:
+                out = simulate_redirect_arrays(
+                    submit, procs, run, requested, m, alpha=float(alpha), theta=float(theta),
+                    primary=primary, backfill=backfill, balance=bool(balanced), job_id=ids,
+                )  # fmt: skip
+                figures = _figures(submit, procs, run, out.start_s, out.wasted_proc_s, m,
+                                   tau_s)  # fmt: skip
+                rows.append({**base, "alpha": float(alpha), "theta": float(theta),
+                             "balance": bool(balanced), "redirections": out.redirections,
+                             **figures})  # fmt: skip
+    table = pl.DataFrame(rows, schema=GRID_COLUMNS)
+    write_parquet(table, out_path, ctx.record())
+    share = "baseline" if alpha is None else f"{alpha:g}"
+    ctx.log(f"{trace} α={share}: {table.height} runs over {weeks.height} weeks in "
             f"{time.perf_counter() - started:.1f} s; {dropped} job(s) wider than the main pool "
             f"at α = {max_alpha:g} ({widest} processors) left out")  # fmt: skip
 
 
+@workflow_step
 def simulate_online(
     filtered_path: str,
     weeks_path: str,
     out_path: str,
     *,
     trace: str,
-    alpha: str,
+    alpha: float,
     thetas: Sequence[float],
     balance: Sequence[bool],
     selectors: Sequence[str],
@@ -195,120 +196,113 @@ def simulate_online(
     backfill: str,
     tau_s: float,
     max_alpha: float,
-    log_path: str | None = None,
+    ctx: StepContext,
 ) -> None:
     """Every chosen week of a log under one dedicated share α with θ chosen online by each
     selector (:mod:`scheduler.studies.redirect.online`), for each balance option; one row per
     run (:data:`ONLINE_COLUMNS`: the grid's columns with θ = NaN, the selector, the number of
     periods and the θ of each period). The same jobs as :func:`simulate_alpha`'s runs."""
-    with rule_log(log_path) as log:
-        jobs = read_table(filtered_path)
-        m = table_machine_procs(filtered_path)
-        weeks = read_table(weeks_path)
-        widest = m - math.ceil(max_alpha * m)
-        value = float(alpha)
-        started = time.perf_counter()
-        rows = []
-        for week in weeks.iter_rows(named=True):
-            submit, procs, run, requested, ids, _ = _week_arrays(jobs, week, widest)
-            base = {"trace": trace, "week": week["week"], "split": week["split"],
-                    "jobs": submit.size, "alpha": value, "theta": math.nan}  # fmt: skip
-            for selector in selectors:
-                for balanced in balance:
-                    rng = online_rng(seed, trace, int(week["week"]), value)
-                    result = online_theta_run(
-                        submit, procs, run, requested, m, alpha=value, thetas=thetas,
-                        selector=selector, rng=rng, start_s=float(week["start_s"]),
-                        period_s=period_s, tau_s=tau_s, primary=primary, backfill=backfill,
-                        balance=bool(balanced), job_id=ids,
-                    )  # fmt: skip
-                    sim = result.simulation
-                    figures = _figures(submit, procs, run, sim.start_s, sim.wasted_proc_s, m,
-                                       tau_s)  # fmt: skip
-                    path = ",".join(f"{theta:g}" for theta in result.thetas)
-                    rows.append({**base, "balance": bool(balanced),
-                                 "redirections": sim.redirections, **figures,
-                                 "selector": selector, "periods": len(result.history),
-                                 "theta_path": path})  # fmt: skip
-        table = pl.DataFrame(rows, schema=ONLINE_COLUMNS)
-        record = provenance({"trace": trace, "alpha": alpha, "thetas": list(thetas),
-                             "balance": list(balance), "selectors": list(selectors),
-                             "period_s": period_s, "seed": seed, "primary": primary,
-                             "backfill": backfill, "tau_s": tau_s}, step="online")  # fmt: skip
-        write_parquet(table, out_path, record)
-        log(f"{trace} α={alpha}: {table.height} online-θ runs over {weeks.height} weeks in "
+    jobs = read_table(filtered_path)
+    m = table_machine_procs(filtered_path)
+    weeks = read_table(weeks_path)
+    widest = m - math.ceil(max_alpha * m)
+    value = float(alpha)
+    started = time.perf_counter()
+    rows = []
+    for week in weeks.iter_rows(named=True):
+        submit, procs, run, requested, ids, _ = _week_arrays(jobs, week, widest)
+        base = {"trace": trace, "week": week["week"], "split": week["split"],
+                "jobs": submit.size, "alpha": value, "theta": math.nan}  # fmt: skip
+        for selector in selectors:
+            for balanced in balance:
+                rng = online_rng(seed, trace, int(week["week"]), value)
+                result = online_theta_run(
+                    submit, procs, run, requested, m, alpha=value, thetas=thetas,
+                    selector=selector, rng=rng, start_s=float(week["start_s"]),
+                    period_s=period_s, tau_s=tau_s, primary=primary, backfill=backfill,
+                    balance=bool(balanced), job_id=ids,
+                )  # fmt: skip
+                sim = result.simulation
+                figures = _figures(submit, procs, run, sim.start_s, sim.wasted_proc_s, m,
+                                   tau_s)  # fmt: skip
+                path = ",".join(f"{theta:g}" for theta in result.thetas)
+                rows.append({**base, "balance": bool(balanced),
+                             "redirections": sim.redirections, **figures,
+                             "selector": selector, "periods": len(result.history),
+                             "theta_path": path})  # fmt: skip
+    table = pl.DataFrame(rows, schema=ONLINE_COLUMNS)
+    write_parquet(table, out_path, ctx.record())
+    ctx.log(f"{trace} α={alpha:g}: {table.height} online-θ runs over {weeks.height} weeks in "
             f"{time.perf_counter() - started:.1f} s")
 
 
+@workflow_step
 def redirect_tables(
     grid_paths: Sequence[str],
     grid_path: str,
-    heatmap_csv: str,
-    heatmap_md: str,
+    heatmap_csv_path: str,
+    heatmap_md_path: str,
     best_path: str,
-    best_csv: str,
-    best_md: str,
-    online_paths: Sequence[str] = (),
-    online_path: str | None = None,
-    online_csv: str | None = None,
-    online_md: str | None = None,
+    best_csv_path: str,
+    best_md_path: str,
+    online_paths: Sequence[str],
+    online_path: str,
+    online_csv_path: str,
+    online_md_path: str,
     *,
-    log_path: str | None = None,
+    ctx: StepContext,
 ) -> None:
     """Gather every run; the median ratios per (α, θ) (heat maps) and the honest tuning; the
     online-θ runs and their comparison with the fixed θ (:func:`online_table`)."""
     from scheduler.studies.common.tables import markdown_table
 
-    with rule_log(log_path) as log:
-        grid = pl.concat([read_table(path) for path in grid_paths])
-        ratios = week_ratios(grid)
-        heat = heatmap_table(ratios)
-        best = best_cells(ratios)
-        inputs = [*map(str, grid_paths), *map(str, online_paths)]
-        record = provenance({"inputs": inputs}, step="tables")
-        write_parquet(grid, grid_path, record)
-        write_csv(heat, heatmap_csv, record)
-        write_markdown("# Redirection / EASY: median ratios over weeks\n\n"
-                       + markdown_table(heat), heatmap_md, record)  # fmt: skip
-        write_parquet(best, best_path, record)
-        write_csv(best, best_csv, record)
-        write_markdown("# (α, θ) chosen on the training weeks, on the test weeks\n\n"
-                       + markdown_table(best), best_md, record)  # fmt: skip
-        if online_paths:
-            online = pl.concat([read_table(path) for path in online_paths])
-            compared = online_table(grid, online)
-            write_parquet(online, online_path, record)
-            write_csv(compared, online_csv, record)
-            write_markdown("# θ chosen online, against the fixed θ (median ratios over the test "
-                           "weeks)\n\n" + markdown_table(compared), online_md,
-                           record)  # fmt: skip
-            log(f"{online.height} online-θ runs")
-        log(f"{grid.height} runs, {heat.height} cells")
+    grid = pl.concat([read_table(path) for path in grid_paths])
+    ratios = week_ratios(grid)
+    heat = heatmap_table(ratios)
+    best = best_cells(ratios)
+    record = ctx.record()
+    write_parquet(grid, grid_path, record)
+    write_csv(heat, heatmap_csv_path, record)
+    write_markdown("# Redirection / EASY: median ratios over weeks\n\n"
+                   + markdown_table(heat), heatmap_md_path, record)  # fmt: skip
+    write_parquet(best, best_path, record)
+    write_csv(best, best_csv_path, record)
+    write_markdown("# (α, θ) chosen on the training weeks, on the test weeks\n\n"
+                   + markdown_table(best), best_md_path, record)  # fmt: skip
+    if online_paths:
+        online = pl.concat([read_table(path) for path in online_paths])
+        compared = online_table(grid, online)
+        write_parquet(online, online_path, record)
+        write_csv(compared, online_csv_path, record)
+        write_markdown("# θ chosen online, against the fixed θ (median ratios over the test "
+                       "weeks)\n\n" + markdown_table(compared), online_md_path,
+                       record)  # fmt: skip
+        ctx.log(f"{online.height} online-θ runs")
+    ctx.log(f"{grid.height} runs, {heat.height} cells")
 
 
+@workflow_step
 def redirect_figure(
-    figure: str,
     grid_path: str,
     best_path: str,
     png_path: str,
     pdf_path: str,
     *,
-    log_path: str | None = None,
+    figure: str,
+    ctx: StepContext,
 ) -> None:
     """One figure of :data:`FIGURES`."""
     from scheduler.studies.common.figures import save_figure
     from scheduler.studies.redirect.figures import best_boxplot, ratio_heatmap
 
-    with rule_log(log_path) as log:
-        ratios = week_ratios(read_table(grid_path))
-        if figure.startswith("heatmap_"):
-            plot = ratio_heatmap(heatmap_table(ratios), figure.removeprefix("heatmap_"))
-        elif figure == "best_boxplot":
-            plot = best_boxplot(ratios, read_table(best_path))
-        else:
-            raise ConfigurationError(f"unknown redirection figure {figure!r}; known: {FIGURES}")
-        logs = ratios["trace"].n_unique()
-        record = provenance({"figure": figure, "grid": str(grid_path)}, step="figure")
-        save_figure(plot, png_path, pdf_path, provenance=flat_record(record),
-                    width_in=max(7.0, 3.5 * logs + 1.5), height_in=6.0)  # fmt: skip
-        log(f"figure {figure}")
+    ratios = week_ratios(read_table(grid_path))
+    if figure.startswith("heatmap_"):
+        plot = ratio_heatmap(heatmap_table(ratios), figure.removeprefix("heatmap_"))
+    elif figure == "best_boxplot":
+        plot = best_boxplot(ratios, read_table(best_path))
+    else:
+        raise ConfigurationError(f"unknown redirection figure {figure!r}; known: {FIGURES}")
+    logs = ratios["trace"].n_unique()
+    save_figure(plot, png_path, pdf_path, provenance=flat_record(ctx.record()),
+                width_in=max(7.0, 3.5 * logs + 1.5), height_in=6.0)  # fmt: skip
+    ctx.log(f"figure {figure}")

@@ -23,10 +23,20 @@ import polars as pl
 from scheduler.core.errors import ConfigurationError
 from scheduler.traces.swf import used_procs
 
-__all__ = ["DAY_S", "WEEK_S", "chosen_weeks", "split_weeks", "week_jobs", "window_loads"]
+__all__ = [
+    "DAY_S",
+    "WEEK_S",
+    "WEEK_SPLITS",
+    "chosen_weeks",
+    "split_weeks",
+    "week_jobs",
+    "window_loads",
+]
 
 DAY_S = 86400.0
 WEEK_S = 7 * DAY_S
+#: How the chosen weeks are split into training and test weeks (:func:`split_weeks`).
+WEEK_SPLITS = ("chronological", "alternate")
 
 
 def window_loads(jobs: pl.DataFrame, machine_procs: int, *, step_days: int = 1) -> pl.DataFrame:
@@ -99,5 +109,5 @@ def split_weeks(weeks: pl.DataFrame, *, how: str = "chronological") -> pl.DataFr
     elif how == "alternate":
         labels = ["train" if k % 2 == 0 else "test" for k in range(n)]
     else:
-        raise ConfigurationError(f"week split {how!r} must be 'chronological' or 'alternate'")
+        raise ConfigurationError(f"week split {how!r} must be one of {', '.join(WEEK_SPLITS)}")
     return weeks.sort("start_s").with_columns(pl.Series("split", labels))

@@ -1,6 +1,8 @@
-"""The queue-tuning study's plan: the ``tuning`` config section checked (policies, thresholds,
-baseline, figure settings inside the search space, the whole-log table) and the simulation
-cases and week batches it implies. Errors name the config key.
+"""The queue-tuning study's plan: the ``tuning`` config section (validated against
+``config.schema.yaml``, defaults filled in) checked where the schema cannot (policies,
+thresholds, the baseline and figure settings inside the search space, the whole-log table), and
+the simulation cases, week batches, files, targets and step settings it implies. Errors name the
+config key.
 
 Week sources ("splits"): ``train`` and ``test`` (the halves of the filtered log, the whole
 search space on each: the train/test protocol) and, when the descriptive figures are drawn from
@@ -12,22 +14,21 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from scheduler.core.errors import ConfigurationError
+from scheduler.policies.learned import learned_policy_files
 from scheduler.studies.common.config import (
     MAX_SIMULATION_JOBS,
     Threshold,
     TraceEntry,
     catalogue_entries,
-    confidence_level,
-    config_flag,
     policy_list,
     require_in,
     threshold_list,
 )
-from scheduler.traces.calendar import check_week_alignment
-from scheduler.traces.resample import RESAMPLING_METHODS, SPLITS
+from scheduler.studies.common.paths import Reported, StudyFiles, filtered_file, output_paths
+from scheduler.traces.resample import SPLITS
 
 #: The threshold label of "no threshold".
 NO_THRESHOLD = "none"
@@ -72,7 +73,18 @@ class SimulationCase:
 
 @dataclass(frozen=True)
 class TuningPlan:
-    """The queue-tuning study, checked. Thresholds are sorted by seconds ("none" last)."""
+    """The queue-tuning study, checked (see the configuration reference). Thresholds are
+    sorted by seconds ("none" last).
+
+    Files: ``results/<trace>/split/{train,test}.parquet`` and ``results/<trace>/weeks/<source>/
+    batch<b>.parquet`` (the halves and the resampled weeks, in the trace's folder),
+    ``results/tuning/<trace>/sims/<source>/<primary>/<backfill>/batch<b>.parquet`` (a pair under
+    every threshold on one batch), the weekly and summary tables, the bootstrap batches, the
+    protocol, the whole-log runs and table, the figures.
+    """
+
+    #: The study's name: its config section and folders.
+    name: ClassVar[str] = "tuning"
 
     seed: int
     traces: tuple[TraceEntry, ...]
@@ -92,19 +104,23 @@ class TuningPlan:
     thresholded_backfill: str
     figure_threshold: str
     #: Where the descriptive per-trace figures take their weeks from: "whole" or "train".
-    figure_split: str = WHOLE
+    figure_split: str
     #: Weeks resampled over the whole filtered log (the "whole" source), per trace.
-    whole_weeks: int = 100
+    whole_weeks: int
     #: The whole-log table: traces, (primary, backfill) pairs and thresholds simulated on the
     #: whole filtered log (no resampling); the baseline is always added (:meth:`whole_log_cases`).
-    whole_log_traces: tuple[TraceEntry, ...] = ()
-    whole_log_pairs: tuple[tuple[str, str], ...] = ()
-    whole_log_thresholds: tuple[Threshold, ...] = ()
+    whole_log_traces: tuple[TraceEntry, ...]
+    whole_log_pairs: tuple[tuple[str, str], ...]
+    whole_log_thresholds: tuple[Threshold, ...]
     #: Backfill candidates in the thresholded order of the backfilling policy (overdue jobs
     #: first), as Algorithm 2 of the online study; False: in the backfilling policy's order.
-    threshold_backfill: bool = False
+    threshold_backfill: bool
     #: How resampled weeks are cut from each split (``first_submit`` or ``calendar``).
-    week_alignment: str = "first_submit"
+    week_alignment: str
+
+    @property
+    def files(self) -> StudyFiles:
+        return StudyFiles(self.name)
 
     @property
     def trace_names(self) -> tuple[str, ...]:
@@ -220,14 +236,302 @@ class TuningPlan:
                 return entry
         raise ConfigurationError(f"trace {name!r} is not in tuning.traces")
 
+    # -- files --------------------------------------------------------------------------------
+    @property
+    def wildcards(self) -> dict[str, str]:
+        """Wildcard constraints of the study's file names (its rules file)."""
+        from scheduler.studies.tuning.steps import STUDY_FIGURES, TRACE_FIGURES
 
-def _study_traces(tuning: Mapping[str, Any]) -> list[str]:
-    traces = list(tuning.get("traces", []))
-    if not traces:
-        raise ConfigurationError(
-            "config tuning.traces: name at least one trace, or leave the study out of `studies`"
-        )
-    return traces
+        figures = sorted(TRACE_FIGURES + STUDY_FIGURES, key=len, reverse=True)
+        return {
+            "split": "|".join((*SPLITS, WHOLE)),
+            "batch": r"\d+",
+            "primary": r"[A-Za-z0-9_]+",
+            "backfill": r"[A-Za-z0-9_]+",
+            "threshold": r"none|[0-9.]+[smhdw]",
+            "figure": "|".join(figures),
+        }
+
+    def split_file(self, trace: str = "{trace}", split: str = "{split}") -> str:
+        """A half of the filtered log (``train`` or ``test``), in the trace's folder."""
+        return f"results/{trace}/split/{split}.parquet"
+
+    def weeks_file(self, trace: str = "{trace}", split: str = "{split}",
+                   batch: int | str = "{batch}") -> str:  # fmt: skip
+        """One batch of resampled weeks of a week source, in the trace's folder."""
+        return f"results/{trace}/weeks/{split}/batch{batch}.parquet"
+
+    def week_source(self, wildcards: Any) -> str:
+        """The jobs a week source resamples: a half of the filtered log (train, test), or the
+        whole filtered log (whole: the descriptive figures' weeks)."""
+        if wildcards.split == WHOLE:
+            return filtered_file(wildcards.trace)
+        return self.split_file(wildcards.trace, wildcards.split)
+
+    def simulation(self, trace: str = "{trace}", split: str = "{split}",
+                   primary: str = "{primary}", backfill: str = "{backfill}",
+                   batch: int | str = "{batch}") -> str:  # fmt: skip
+        """One simulation job's name below results/, logs/ and benchmarks/: one policy pair
+        under every threshold of the week source, on one batch of weeks."""
+        return f"{trace}/sims/{split}/{primary}/{backfill}/batch{batch}"
+
+    def week_simulation_files(self, trace: str, splits: tuple[str, ...]) -> list[str]:
+        """Every weekly simulation file of one trace on the given week sources: the pairs of
+        each source's cases x batches."""
+        return [
+            self.files.result(f"{self.simulation(trace, split, p, b, batch.index)}.parquet")
+            for split in splits
+            for p, b in self.pairs_of(split)
+            for batch in self.batches(split)
+        ]
+
+    def simulation_files(self, wildcards: Any) -> list[str]:
+        """Every weekly simulation file of the train/test protocol of one trace."""
+        return self.week_simulation_files(wildcards.trace, self.splits)
+
+    def whole_simulation_files(self, wildcards: Any) -> list[str]:
+        """Every weekly simulation file on the whole-log weeks of one trace."""
+        return self.week_simulation_files(wildcards.trace, (WHOLE,))
+
+    def weekly_file(self, trace: str = "{trace}", source: str = "") -> str:
+        """A trace's weekly table: the protocol's weeks, or (``source`` "whole") the whole-log
+        weeks of the descriptive figures."""
+        folder = f"{trace}/{source}/" if source else f"{trace}/"
+        return self.files.result(f"{folder}weekly.parquet")
+
+    def weekly_files(self, wildcards: object = None) -> list[str]:
+        return [self.weekly_file(trace) for trace in self.trace_names]
+
+    def summary_outputs(self, source: str = "") -> dict[str, str | Reported]:
+        """The outputs of ``summarize_trace`` on the protocol's weeks (or ``source``
+        "whole")."""
+        folder = "{trace}/whole/" if source else "{trace}/"
+        name = "{trace}_whole_summary" if source else "{trace}_summary"
+        caption = "whole_summary_table.rst" if source else "summary_table.rst"
+        label = "whole-log weeks (CSV)" if source else "policy pairs (CSV)"
+        return {
+            "parquet_path": self.files.result(f"{folder}summary.parquet"),
+            "csv_path": Reported(
+                self.files.table(f"{name}.csv"), caption,
+                {"trace": "{trace}", "table": label}, "{trace}",
+            ),
+            "markdown_path": self.files.table(f"{name}.md"),
+        }  # fmt: skip
+
+    def summary_files(self, wildcards: object = None) -> list[str]:
+        pattern = self.summary_outputs()["parquet_path"]
+        return [str(pattern).format(trace=trace) for trace in self.trace_names]
+
+    def bootstrap_file(self, trace: str = "{trace}", batch: int | str = "{batch}") -> str:
+        return self.files.result(f"{trace}/bootstrap/batch{batch}.parquet")
+
+    def bootstrap_files(self, wildcards: object = None) -> list[str]:
+        """Every source-week bootstrap batch of every trace (none when replicates is 0)."""
+        return [
+            self.bootstrap_file(trace, batch.index)
+            for trace in self.trace_names
+            for batch in self.bootstrap_batches()
+        ]
+
+    def protocol_outputs(self) -> dict[str, str | Reported]:
+        """The outputs of ``tuning_protocol``."""
+        return {
+            "parquet_path": self.files.table("protocol.parquet"),
+            "csv_path": Reported(
+                self.files.table("protocol.csv"), "protocol_table.rst",
+                {"table": "train/test protocol (CSV)"}, "All traces",
+            ),
+            "markdown_path": self.files.table("protocol.md"),
+        }  # fmt: skip
+
+    def figure_tables(self, wildcards: Any) -> dict[str, str]:
+        """The weekly and summary tables of the week source of the descriptive figures."""
+        source = WHOLE if self.figure_split == WHOLE else ""
+        summary = str(self.summary_outputs(source)["parquet_path"])
+        return {
+            "weekly_path": self.weekly_file(wildcards.trace, source),
+            "summary_path": summary.format(trace=wildcards.trace),
+        }
+
+    def whole_log_run(
+        self,
+        trace: str = "{trace}",
+        primary: str = "{primary}",
+        backfill: str = "{backfill}",
+        threshold: str = "{threshold}",
+    ) -> str:
+        """One whole-log run's name below results/, logs/ and benchmarks/."""
+        return f"{trace}/whole_log/{primary}/{backfill}/{threshold}"
+
+    def whole_log_files(self, wildcards: object = None) -> list[str]:
+        """Every run of the whole-log table: traces x (pairs x thresholds, and the baseline)."""
+        return [
+            self.files.result(
+                f"{self.whole_log_run(trace, c.primary, c.backfill, c.threshold)}.parquet"
+            )
+            for trace in self.whole_log_trace_names
+            for c in self.whole_log_cases()
+        ]
+
+    def whole_log_outputs(self) -> dict[str, str | Reported]:
+        """The outputs of ``tabulate_whole_log``."""
+        return {
+            "parquet_path": self.files.table("whole_log.parquet"),
+            "csv_path": Reported(
+                self.files.table("whole_log.csv"), "whole_log_table.rst",
+                {"table": "whole logs (CSV)"}, "All traces",
+            ),
+            "markdown_path": self.files.table("whole_log.md"),
+        }  # fmt: skip
+
+    def policy_files(self, wildcards: Any) -> list[str]:
+        """The files a pair's policies read (a learned function's fit file)."""
+        return learned_policy_files([wildcards.primary, wildcards.backfill])
+
+    def targets(self) -> list[str]:
+        from scheduler.studies.tuning.steps import STUDY_FIGURES, TRACE_FIGURES
+
+        def each_trace(outputs: dict[str, str | Reported]) -> list[str]:
+            return [
+                path.format(trace=trace)
+                for path in output_paths(outputs)
+                for trace in self.trace_names
+                if "/tables/" in path
+            ]
+
+        tables = each_trace(self.summary_outputs())
+        protocol = [p for p in output_paths(self.protocol_outputs()) if p.endswith((".csv", ".md"))]
+        trace_figures = [
+            self.files.figure(f"{trace}/{figure}", ext)
+            for trace in self.trace_names
+            for figure in TRACE_FIGURES
+            for ext in ("png", "pdf")
+        ]
+        study_figures = [
+            self.files.figure(figure, ext) for figure in STUDY_FIGURES for ext in ("png", "pdf")
+        ]
+        if self.figure_split == WHOLE:  # the values behind the descriptive figures
+            tables += each_trace(self.summary_outputs(WHOLE))
+        if self.whole_log_traces:
+            tables += [
+                p for p in output_paths(self.whole_log_outputs()) if p.endswith((".csv", ".md"))
+            ]
+        return tables + protocol + trace_figures + study_figures
+
+    # -- step settings (keyword arguments of the steps) -------------------------------------
+    def baseline_settings(self) -> dict[str, str]:
+        """The baseline, as the steps take it."""
+        base = self.baseline
+        return {"primary": base.primary, "backfill": base.backfill, "threshold": base.threshold}
+
+    def resample_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``traces.steps.resample_batch``: one batch of resampled weeks of a week source."""
+        batch = self.batch(int(wildcards.batch), wildcards.split)
+        return {
+            "trace": wildcards.trace,
+            "split": wildcards.split,
+            "first_week": batch.first,
+            "last_week": batch.last,
+            "seed": self.seed,
+            "method": self.resampling,
+            "alignment": self.week_alignment,
+        }
+
+    def pair_thresholds(self, split: str, primary: str, backfill: str) -> list[tuple[str, float]]:
+        """(label, seconds) of every threshold a pair is simulated under on a week source (one
+        job runs them all: they share the run without threshold up to where they differ)."""
+        return [
+            (case.threshold, self.threshold_seconds(case.threshold))
+            for case in self.cases_of(split)
+            if (case.primary, case.backfill) == (primary, backfill)
+        ]
+
+    def simulate_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``simulate_batch``: one pair under every threshold on one batch of weeks."""
+        return {
+            "trace": wildcards.trace,
+            "split": wildcards.split,
+            "primary": wildcards.primary,
+            "backfill": wildcards.backfill,
+            "thresholds": self.pair_thresholds(
+                wildcards.split, wildcards.primary, wildcards.backfill
+            ),
+            "threshold_backfill": self.threshold_backfill,
+        }
+
+    def weekly_cases(self, splits: tuple[str, ...]) -> list[list[str]]:
+        """(split, primary, backfill, threshold) of every case of the week sources: a param of
+        the collecting rules, so that a new threshold (which changes no file name: a pair's job
+        holds all its thresholds) makes them, and through them the simulations, out of date
+        even after a failed run deleted the simulations' outputs."""
+        return [
+            [split, case.primary, case.backfill, case.threshold]
+            for split in splits
+            for case in self.cases_of(split)
+        ]
+
+    def trace_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``collect_weekly`` and ``summarize_trace``: a trace and the baseline."""
+        return {"trace": wildcards.trace, "baseline": self.baseline_settings()}
+
+    def bootstrap_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``bootstrap_batch``: one batch of source-week bootstrap replicates."""
+        batch = self.bootstrap_batch(int(wildcards.batch))
+        return {
+            "trace": wildcards.trace,
+            "baseline": self.baseline_settings(),
+            "first_replicate": batch.first,
+            "last_replicate": batch.last,
+            "weeks": self.bootstrap_weeks,
+            "seed": self.seed,
+            "method": self.resampling,
+            "threshold_backfill": self.threshold_backfill,
+            "alignment": self.week_alignment,
+        }
+
+    def protocol_settings(self, wildcards: Any = None) -> dict[str, Any]:
+        """``tuning_protocol``."""
+        return {"baseline": self.baseline_settings(), "confidence": self.confidence}
+
+    def trace_figure_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``trace_figure``: what the per-trace figures show (the ``tuning.figures`` keys)."""
+        return {
+            "figure": wildcards.figure,
+            "trace": wildcards.trace,
+            "weeks": self.figure_weeks,
+            "weekly_backfill": self.weekly_backfill,
+            "thresholded_backfill": self.thresholded_backfill,
+            "threshold": self.figure_threshold,
+            "baseline": self.baseline_settings(),
+            "split": self.figure_split,
+        }
+
+    def study_figure_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``study_figure``."""
+        return {
+            "figure": wildcards.figure,
+            "threshold": self.figure_threshold,
+            "baseline": self.baseline_settings(),
+        }
+
+    def whole_log_settings(self, wildcards: Any) -> dict[str, Any]:
+        """``simulate_whole_log``: one pair at one threshold on a whole filtered log."""
+        return {
+            "trace": wildcards.trace,
+            "primary": wildcards.primary,
+            "backfill": wildcards.backfill,
+            "threshold": wildcards.threshold,
+            "threshold_s": self.threshold_seconds(wildcards.threshold),
+            "threshold_backfill": self.threshold_backfill,
+        }
+
+    def baseline_only_settings(self, wildcards: Any = None) -> dict[str, Any]:
+        """``tabulate_whole_log``."""
+        return {"baseline": self.baseline_settings()}
+
+    def pairs_of(self, split: str) -> list[tuple[str, str]]:
+        """The policy pairs simulated on a week source, in the order of their first case."""
+        return list(dict.fromkeys((case.primary, case.backfill) for case in self.cases_of(split)))
 
 
 def _pair(item: object, key: str) -> tuple[str, str]:
@@ -259,21 +563,17 @@ def _pair(item: object, key: str) -> tuple[str, str]:
 def _whole_log(config: Mapping[str, Any], section: Mapping[str, Any]) -> dict[str, Any]:
     """The checked ``tuning.whole_log`` section, as TuningPlan fields."""
     key = "tuning.whole_log"
-    names = list(section.get("traces", []))
-    if len(set(names)) != len(names):
-        raise ConfigurationError(f"config {key}.traces: a trace is listed twice: {names}")
-    pairs = tuple(_pair(item, f"{key}.pairs") for item in section.get("pairs", []))
+    names = list(section["traces"])
+    pairs = tuple(_pair(item, f"{key}.pairs") for item in section["pairs"])
     if len(set(pairs)) != len(pairs):
         listed = ", ".join(f"{p}-{b}" for p, b in pairs)
         raise ConfigurationError(f"config {key}.pairs: a pair is listed twice: {listed}")
-    thresholds = threshold_list(section.get("thresholds", [NO_THRESHOLD]), f"{key}.thresholds")
+    thresholds = threshold_list(section["thresholds"], f"{key}.thresholds")
     if names and not pairs:
         raise ConfigurationError(
             f"config {key}.pairs: name at least one pair for the traces {names}, or leave "
             f"{key}.traces empty"
         )
-    if not thresholds:
-        raise ConfigurationError(f"config {key}.thresholds: name at least one threshold")
     return {
         "whole_log_traces": catalogue_entries(config, names, f"{key}.traces"),
         "whole_log_pairs": pairs,
@@ -282,48 +582,42 @@ def _whole_log(config: Mapping[str, Any], section: Mapping[str, Any]) -> dict[st
 
 
 def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
-    """Check the ``tuning`` section of a (schema-validated) config and return its plan."""
-    tuning = config.get("tuning") or {}
-    primary = policy_list(tuning.get("primary_policies", []), "tuning.primary_policies")
-    backfill = policy_list(tuning.get("backfill_policies", []), "tuning.backfill_policies")
-    thresholds = threshold_list(tuning.get("thresholds", []), "tuning.thresholds")
-    if not primary or not backfill or not thresholds:
-        raise ConfigurationError("config tuning: policies and thresholds must not be empty")
-    labels = {t.label for t in thresholds}
-    resampling = tuning.get("resampling", "uniform")
-    if resampling not in RESAMPLING_METHODS:
-        raise ConfigurationError(f"config tuning.resampling: unknown method {resampling!r}")
-    week_alignment = check_week_alignment(
-        tuning.get("week_alignment", "first_submit"), "tuning.week_alignment"
-    )
+    """The plan of the ``tuning`` section of ``config`` (validated here; defaults filled)."""
+    from scheduler.studies.common.study import study_section
 
-    base = tuning.get("baseline") or {}
+    whole, tuning = study_section(config, TuningPlan.name)
+    primary = policy_list(tuning["primary_policies"], "tuning.primary_policies")
+    backfill = policy_list(tuning["backfill_policies"], "tuning.backfill_policies")
+    thresholds = threshold_list(tuning["thresholds"], "tuning.thresholds")
+    labels = {t.label for t in thresholds}
+
+    base = tuning["baseline"]
     baseline = SimulationCase(
-        policy_list([base.get("primary", "FCFS")], "tuning.baseline.primary")[0],
-        policy_list([base.get("backfill", "FCFS")], "tuning.baseline.backfill")[0],
-        str(base.get("threshold", "none")),
+        policy_list([base["primary"]], "tuning.baseline.primary")[0],
+        policy_list([base["backfill"]], "tuning.baseline.backfill")[0],
+        str(base["threshold"]),
     )
     require_in(baseline.primary in primary, "tuning.baseline.primary", baseline.primary,
-             "tuning.primary_policies")  # fmt: skip
+               "tuning.primary_policies")  # fmt: skip
     require_in(baseline.backfill in backfill, "tuning.baseline.backfill", baseline.backfill,
-             "tuning.backfill_policies")  # fmt: skip
+               "tuning.backfill_policies")  # fmt: skip
     require_in(baseline.threshold in labels, "tuning.baseline.threshold", baseline.threshold,
-             "tuning.thresholds")  # fmt: skip
+               "tuning.thresholds")  # fmt: skip
 
-    figures = tuning.get("figures") or {}
+    figures = tuning["figures"]
     weekly_backfill = policy_list(
-        [figures.get("weekly_backfill", "FCFS")], "tuning.figures.weekly_backfill"
+        [figures["weekly_backfill"]], "tuning.figures.weekly_backfill"
     )[0]
     thresholded_backfill = policy_list(
-        [figures.get("thresholded_backfill", "SPF")], "tuning.figures.thresholded_backfill"
+        [figures["thresholded_backfill"]], "tuning.figures.thresholded_backfill"
     )[0]
-    figure_threshold = str(figures.get("threshold", "20h"))
+    figure_threshold = str(figures["threshold"])
     require_in(weekly_backfill in backfill, "tuning.figures.weekly_backfill", weekly_backfill,
-             "tuning.backfill_policies")  # fmt: skip
+               "tuning.backfill_policies")  # fmt: skip
     require_in(thresholded_backfill in backfill, "tuning.figures.thresholded_backfill",
-             thresholded_backfill, "tuning.backfill_policies")  # fmt: skip
+               thresholded_backfill, "tuning.backfill_policies")  # fmt: skip
     require_in(figure_threshold in labels, "tuning.figures.threshold", figure_threshold,
-             "tuning.thresholds")  # fmt: skip
+               "tuning.thresholds")  # fmt: skip
     # the thresholded-policies figure compares Θ = figures.threshold with Θ = none
     if figure_threshold == NO_THRESHOLD:
         raise ConfigurationError(
@@ -336,22 +630,8 @@ def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
             f"compares tuning.figures.threshold = {figure_threshold!r} with it)"
         )
 
-    weeks_per_split = int(tuning.get("weeks_per_split", 100))
-    weeks_per_job = int(tuning.get("weeks_per_job", 100))
-    for key, value in (("weeks_per_split", weeks_per_split), ("weeks_per_job", weeks_per_job)):
-        if value < 1:
-            raise ConfigurationError(f"config tuning.{key}: must be >= 1, got {value}")
-    figure_weeks = int(figures.get("weeks", 150))
-    if figure_weeks < 1:
-        raise ConfigurationError(f"config tuning.figures.weeks: must be >= 1, got {figure_weeks}")
-    figure_split = str(figures.get("weeks_from", WHOLE))
-    require_in(figure_split in FIGURE_WEEK_SOURCES, "tuning.figures.weeks_from", figure_split,
-               " or ".join(FIGURE_WEEK_SOURCES))  # fmt: skip
-    whole_weeks = int(figures.get("whole_weeks", 100))
-    if whole_weeks < 1:
-        raise ConfigurationError(
-            f"config tuning.figures.whole_weeks: must be >= 1, got {whole_weeks}"
-        )
+    weeks_per_split, weeks_per_job = tuning["weeks_per_split"], tuning["weeks_per_job"]
+    figure_split, whole_weeks = figures["weeks_from"], figures["whole_weeks"]
     jobs = len(SPLITS) * len(primary) * len(backfill) * len(thresholds)
     jobs *= math.ceil(weeks_per_split / weeks_per_job)
     if figure_split == WHOLE:  # at most the search space of one more split
@@ -363,48 +643,33 @@ def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
             f"tuning.figures.whole_weeks) exceed {MAX_SIMULATION_JOBS:,}; raise weeks_per_job "
             "or study fewer weeks"
         )
-    seed = int(config.get("seed", 0))
-    if seed < 0:
-        raise ConfigurationError(f"config seed: must be >= 0, got {seed}")
-    boot = tuning.get("bootstrap") or {}
-    bootstrap_replicates = int(boot.get("replicates", 100))
-    bootstrap_weeks = int(weeks_per_split if boot.get("weeks") is None else boot["weeks"])
-    bootstrap_per_job = int(boot.get("replicates_per_job", 50))
-    for key, value, least in (("replicates", bootstrap_replicates, 0),
-                              ("weeks", bootstrap_weeks, 1),
-                              ("replicates_per_job", bootstrap_per_job, 1)):  # fmt: skip
-        if value < least:
-            raise ConfigurationError(f"config tuning.bootstrap.{key}: must be >= {least}, "
-                                     f"got {value}")  # fmt: skip
-    if bootstrap_replicates == 1:
+    boot = tuning["bootstrap"]
+    if boot["replicates"] == 1:
         raise ConfigurationError(
             "config tuning.bootstrap.replicates: one replicate gives no standard error; use 0 "
             "(no intervals or tests) or >= 2"
         )
     return TuningPlan(
-        seed=seed,
-        traces=catalogue_entries(config, _study_traces(tuning)),
-        resampling=resampling,
+        seed=whole["seed"],
+        traces=catalogue_entries(whole, tuning["traces"]),
+        resampling=tuning["resampling"],
         weeks_per_split=weeks_per_split,
         weeks_per_job=weeks_per_job,
         primary_policies=primary,
         backfill_policies=backfill,
         thresholds=thresholds,
         baseline=baseline,
-        confidence=confidence_level(tuning.get("confidence", 0.95), "tuning.confidence"),
-        bootstrap_replicates=bootstrap_replicates,
-        bootstrap_weeks=bootstrap_weeks,
-        bootstrap_per_job=bootstrap_per_job,
-        figure_weeks=figure_weeks,
+        confidence=tuning["confidence"],
+        bootstrap_replicates=boot["replicates"],
+        bootstrap_weeks=weeks_per_split if boot["weeks"] is None else boot["weeks"],
+        bootstrap_per_job=boot["replicates_per_job"],
+        figure_weeks=figures["weeks"],
         weekly_backfill=weekly_backfill,
         thresholded_backfill=thresholded_backfill,
         figure_threshold=figure_threshold,
         figure_split=figure_split,
         whole_weeks=whole_weeks,
-        **_whole_log(config, tuning.get("whole_log") or {}),
-        threshold_backfill=config_flag(
-            tuning.get("threshold_backfill", False), "tuning.threshold_backfill"
-        ),
-        week_alignment=week_alignment,
+        **_whole_log(whole, tuning["whole_log"]),
+        threshold_backfill=tuning["threshold_backfill"],
+        week_alignment=tuning["week_alignment"],
     )
-
