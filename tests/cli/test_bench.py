@@ -1,4 +1,5 @@
-"""``scheduler bench`` (scheduler.cli.bench): its arguments (the benchmarks themselves are slow)."""
+"""``scheduler bench`` (scheduler.cli.bench): its arguments, its table of groups and each group
+on small inputs (the benchmarks themselves are slow)."""
 
 from __future__ import annotations
 
@@ -7,26 +8,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scheduler.cli.bench import (
-    MEMORY_RUNS,
-    format_kernel_figures,
-    format_memory_figures,
-    format_online_switching_figures,
+from scheduler.cli.bench import main_bench
+from scheduler.cli.bench.kernel import format_kernel_figures, kernel_figures
+from scheduler.cli.bench.memory import MEMORY_RUNS, format_memory_figures, memory_figures
+from scheduler.cli.bench.online import format_online_switching_figures, online_switching_figures
+from scheduler.cli.bench.redirection import (
     format_redirection_figures,
+    most_loaded_week,
+    redirection_figures,
+)
+from scheduler.cli.bench.thresholds import (
     format_threshold_backfill_figures,
     format_threshold_sweep_figures,
-    format_trial_figures,
-    kernel_figures,
-    main_bench,
-    memory_figures,
-    most_loaded_week,
-    online_switching_figures,
-    redirection_figures,
     threshold_backfill_figures,
     threshold_sweep_figures,
-    trial_figures,
-    window_tuples,
 )
+from scheduler.cli.bench.trials import format_trial_figures, trial_figures, window_tuples
 from scheduler.cli.main import build_parser
 from scheduler.core.errors import TraceFormatError
 from scheduler.traces.swf import read_swf
@@ -176,7 +173,7 @@ def test_threshold_backfill_figures_on_the_bundled_slice(
     )
     figures = threshold_backfill_figures(
         REPO_ROOT / "resources", logs=("KTH-slice", "NOPE"), policies=("FCFS", "SPF"),
-        threshold_s=3600.0,
+        threshold_s=3600.0, catalogue=REPO_ROOT / "config" / "tiny.yaml",
     )  # fmt: skip
     log = figures["logs"]["KTH-slice"]
     assert log["jobs"] > 1000 and log["machine_procs"] == 100
