@@ -1,34 +1,37 @@
-"""``scheduler bench`` (scheduler.cli.bench): its arguments (the benchmarks themselves are slow)."""
+"""``scheduler bench`` (scheduler.cli.bench): its arguments, its table of groups and each group
+on small inputs (the benchmarks themselves are slow)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
-from scheduler.cli.bench import (
-    MEMORY_RUNS,
-    format_kernel_figures,
-    format_memory_figures,
-    format_online_switching_figures,
+from scheduler.cli.bench import BENCH_GROUPS, main_bench
+from scheduler.cli.bench.command import format_figures, selected_groups
+from scheduler.cli.bench.kernel import format_kernel_figures, kernel_figures
+from scheduler.cli.bench.memory import MEMORY_RUNS, format_memory_figures, memory_figures
+from scheduler.cli.bench.online import format_online_switching_figures, online_switching_figures
+from scheduler.cli.bench.redirection import (
     format_redirection_figures,
+    most_loaded_week,
+    redirection_figures,
+)
+from scheduler.cli.bench.thresholds import (
     format_threshold_backfill_figures,
     format_threshold_sweep_figures,
-    format_trial_figures,
-    kernel_figures,
-    main_bench,
-    memory_figures,
-    most_loaded_week,
-    online_switching_figures,
-    redirection_figures,
     threshold_backfill_figures,
     threshold_sweep_figures,
-    trial_figures,
-    window_tuples,
 )
+from scheduler.cli.bench.trials import format_trial_figures, trial_figures, window_tuples
 from scheduler.cli.main import build_parser
-from scheduler.core.errors import TraceFormatError
+from scheduler.core.errors import ConfigurationError, TraceFormatError
 from scheduler.traces.swf import read_swf
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -176,7 +179,7 @@ def test_threshold_backfill_figures_on_the_bundled_slice(
     )
     figures = threshold_backfill_figures(
         REPO_ROOT / "resources", logs=("KTH-slice", "NOPE"), policies=("FCFS", "SPF"),
-        threshold_s=3600.0,
+        threshold_s=3600.0, catalogue=REPO_ROOT / "config" / "tiny.yaml",
     )  # fmt: skip
     log = figures["logs"]["KTH-slice"]
     assert log["jobs"] > 1000 and log["machine_procs"] == 100
@@ -239,3 +242,126 @@ def test_kernel_figures_on_bundled_kth(tmp_path: Path) -> None:
     assert lines[1].startswith(f"KTH-SP2 ({log['jobs']:,} jobs), EASY-FCFS-FCFS")
     assert lines[2].lstrip().startswith("minimal") and lines[3].lstrip().startswith("engine")
     assert lines[-1].startswith("  skipped (not found)")
+
+
+# -- the table of groups ------------------------------------------------------------------------
+
+HEADER_KEYS = ("schedlab", "python", "machine")
+
+
+def test_every_group_is_a_choice_with_its_help_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--only`` offers exactly the table's names, and ``--help`` shows each group's line (the
+    text compared without white space: argparse wraps it, also at hyphens)."""
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["bench", "--help"])
+    help_text = "".join(capsys.readouterr().out.split())
+    assert "{" + ",".join(BENCH_GROUPS.names()) + "}" in help_text
+    for name, group in BENCH_GROUPS.items():
+        assert build_parser().parse_args(["bench", "--only", name]).only == name
+        assert f"{name}({''.join(group.help.split())})" in help_text
+    default = ",".join(g.name for g in BENCH_GROUPS.values() if g.in_default_run)
+    assert f"(without--only:{default})" in help_text
+
+
+def test_a_plain_run_is_issue_2s_groups_and_an_unknown_name_lists_the_groups() -> None:
+    assert [g.name for g in selected_groups(None)] == ["core", "redirection", "trials", "memory"]
+    assert selected_groups("kernel") == (BENCH_GROUPS["kernel"],)
+    with pytest.raises(ConfigurationError, match="--only: unknown benchmark group 'nope'; "
+                       "known benchmark groups: core, redirection, trials"):  # fmt: skip
+        main_bench(Path("."), Path("."), as_json=True, only="nope")
+
+
+def _tiny_kth(path: Path) -> Path:
+    """A KTH-like log small enough for every group: 60 weeks of 5 jobs (the core group times
+    the median of its first 48 weeks, which must hold jobs), 5 users, MaxProcs 64."""
+    lines = ["; MaxProcs: 64"]
+    rng = np.random.default_rng(3)
+    for j in range(300):
+        submit, run = j * 7 * 86400 // 5, int(rng.integers(60, 20000))
+        procs, user = int(rng.integers(1, 33)), j % 5 + 1
+        lines.append(f"{j + 1} {submit} 0 {run} {procs} -1 -1 {procs} {run} -1 1 {user} 1 -1 1"
+                     " -1 -1 -1")  # fmt: skip
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _bench_output(*args: object, **options: object) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main_bench(*args, **options) == 0  # type: ignore[arg-type]
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def smallest_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
+    """An empty traces directory (every log but KTH missing), the tiny KTH log, and the JSON
+    figures of each group alone (by name) and of a plain run (None)."""
+    root = tmp_path_factory.mktemp("bench")
+    traces_dir, kth = root / "traces", _tiny_kth(root / "kth.swf")
+    traces_dir.mkdir()
+    runs = {only: json.loads(_bench_output(traces_dir, kth, as_json=True, only=only))
+            for only in (*BENCH_GROUPS.names(), None)}  # fmt: skip
+    return traces_dir, kth, runs
+
+
+def _masked(lines: list[str]) -> list[str]:
+    """Lines with every number replaced by ``#`` (timings differ from run to run)."""
+    return [re.sub(r"\d+(?:[.,]\d+)*", "#", line) for line in lines]
+
+
+@pytest.mark.parametrize("name", BENCH_GROUPS.names())
+def test_every_group_dispatches_on_the_smallest_inputs(
+    name: str, smallest_runs: tuple[Path, Path, dict]
+) -> None:
+    """``--only <name>`` runs that group: its JSON holds figures beyond the header, and its
+    text is the header and that group's format of such figures (numbers aside)."""
+    traces_dir, kth, runs = smallest_runs
+    figures = runs[name]
+    assert tuple(figures)[:3] == HEADER_KEYS and len(figures) > 3
+    text = _bench_output(traces_dir, kth, as_json=False, only=name).splitlines()
+    expected = format_figures(figures, [BENCH_GROUPS[name]]).splitlines()
+    assert len(text) > 1 and text[0] == expected[0]
+    assert _masked(text) == _masked(expected)
+
+
+def test_a_plain_run_is_its_groups_in_table_order(smallest_runs: tuple[Path, Path, dict]) -> None:
+    """Without ``--only`` the figures are those of the default groups, one after the other."""
+    _, _, runs = smallest_runs
+    expected = [*HEADER_KEYS]
+    for group in BENCH_GROUPS.values():
+        if group.in_default_run:
+            expected.extend(key for key in runs[group.name] if key not in HEADER_KEYS)
+    assert list(runs[None]) == expected
+    assert "curie_skipped" in runs[None] and "redirection_skipped" in runs[None]
+    assert "kernel" not in runs[None] and "threshold_sweep" not in runs[None]
+
+
+# -- machine sizes from the trace catalogue -----------------------------------------------------
+
+
+def test_the_machine_size_comes_from_the_catalogue(tmp_path: Path) -> None:
+    """The bundled slice's header says 100 processors; a catalogue entry overrides it."""
+    catalogue = tmp_path / "traces.yaml"
+    catalogue.write_text("traces:\n  KTH-slice:\n    url: u\n    machine_procs: 200\n")
+    figures = threshold_backfill_figures(
+        REPO_ROOT / "resources", logs=("KTH-slice",), policies=("FCFS",), catalogue=catalogue
+    )
+    assert figures["logs"]["KTH-slice"]["machine_procs"] == 200
+    with pytest.raises(ConfigurationError, match=r"key traces\.KTH-slice: .* not in the catalogue"):
+        threshold_backfill_figures(REPO_ROOT / "resources", logs=("KTH-slice",))
+
+
+def test_no_catalogue_machine_size_is_written_in_the_bench_code() -> None:
+    """The catalogue is the one home of machine sizes: none of its values (in any spelling:
+    80640, 80,640, 80_640) is a literal in ``scheduler/cli/bench/``."""
+    entries = yaml.safe_load((REPO_ROOT / "config" / "traces.yaml").read_text())["traces"]
+    sizes = {e["machine_procs"] for e in entries.values() if e.get("machine_procs")}
+    assert sizes  # CEA-Curie's thin nodes at least
+    sources = sorted((REPO_ROOT / "scheduler" / "cli" / "bench").glob("*.py"))
+    assert len(sources) > 5
+    for path in sources:
+        text = path.read_text()
+        for size in sizes:
+            for spelling in (f"{size}", f"{size:,}", f"{size:_}"):
+                found = re.search(rf"(?<![\d.,_]){re.escape(spelling)}(?![\d.,_]\d)", text)
+                assert found is None, f"{path.name}: machine size {spelling} written out"
