@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from snakemake.exceptions import WorkflowError
-from snakemake.utils import validate
-from support.configs import BASE, SCHEMA_PATH, check, overlay, sections
+from support.configs import BASE, check, overlay, sections
 
 from scheduler.core.errors import ConfigurationError
+from scheduler.studies.common.study import validated_config
 from scheduler.studies.online.plan import online_plan
 from scheduler.studies.tuning.plan import tuning_plan
 
@@ -48,8 +47,8 @@ def test_configs_are_refused_by_name_or_plan_what_the_steps_accept(change: dict)
 )  # fmt: skip
 def test_late_failures_are_refused_up_front(change: dict, message: str) -> None:
     config = overlay(BASE, change)
-    with pytest.raises((ConfigurationError, WorkflowError)) as info:
-        validate(config, str(SCHEMA_PATH))
+    with pytest.raises(ConfigurationError) as info:
+        validated_config(config)
         tuning_plan(config)
         online_plan(config)
     assert message in str(info.value)

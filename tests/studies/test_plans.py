@@ -14,18 +14,16 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from snakemake.exceptions import WorkflowError
-from snakemake.utils import validate
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.studies.common.config import Threshold, TraceEntry
+from scheduler.studies.common.study import config_schema, validated_config
 from scheduler.studies.online.epsilon import EPSILON_VOTES
 from scheduler.studies.online.plan import THESIS_SELECTORS, online_plan, strategy_slug
 from scheduler.studies.tuning.plan import Batch, SimulationCase, tuning_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG_DIR = ROOT / "config"
-SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 POLICIES7 = ("FCFS", "LCFS", "SPF", "LPF", "SQF", "LQF", "LEXP")
 HOUR = 3600.0
 
@@ -323,22 +321,22 @@ def test_thresholds_sorted_by_seconds(config):
 
 def test_schema_accepts_default_and_full(config, full_config):
     for cfg in (copy.deepcopy(config), copy.deepcopy(full_config)):
-        validate(cfg, str(SCHEMA))
+        validated_config(cfg)
         # what the Snakefile does next: the filled-in config still plans
         assert len(tuning_plan(cfg).cases()) == 294
 
 
 def test_schema_fills_defaults():
     minimal = {"traces": load("traces.yaml")["traces"]}
-    validate(minimal, str(SCHEMA))
+    validated_config(minimal)
     assert minimal["seed"] == 20261121
     assert minimal["tuning"]["thresholds"] == ["none", "5h", "10h", "20h", "40h", "80h"]
 
 
 def test_schema_rejects_unknown_top_level_key(config):
     bad = {**copy.deepcopy(config), "tunning": {}}
-    with pytest.raises(WorkflowError, match="tunning"):
-        validate(bad, str(SCHEMA))
+    with pytest.raises(ConfigurationError, match="tunning"):
+        validated_config(bad)
 
 
 def test_threshold_without_unit_refused_before_planning(config):
@@ -346,8 +344,8 @@ def test_threshold_without_unit_refused_before_planning(config):
     refuse "20" (the schema's item pattern was dropped on 2026-11-21, leaving it to
     tuning_plan, whose message names the key)."""
     bad = with_tuning(config, thresholds=["none", "20"])
-    with pytest.raises((WorkflowError, ConfigurationError), match="20"):
-        validate(bad, str(SCHEMA))
+    with pytest.raises(ConfigurationError, match="20"):
+        validated_config(bad)
         tuning_plan(bad)
 
 
@@ -364,8 +362,8 @@ def test_threshold_without_unit_refused_before_planning(config):
     ids=["tuning-key", "weeks0", "resampling", "confidence1", "seed", "url"],
 )
 def test_schema_rejects_bad_values(config, change):
-    with pytest.raises(WorkflowError):
-        validate(deep_merge(config, change), str(SCHEMA))
+    with pytest.raises(ConfigurationError):
+        validated_config(deep_merge(config, change))
 
 
 # -- the online study section ----------------------------------------------------------------------
@@ -451,7 +449,7 @@ def test_schema_lists_agree_with_the_package() -> None:
     from scheduler.traces.calendar import WEEK_ALIGNMENTS
     from scheduler.traces.resample import RESAMPLING_METHODS
 
-    schema = yaml.safe_load(SCHEMA.read_text())["properties"]
+    schema = config_schema()["properties"]
     for section in ("tuning", "online"):
         enum = schema[section]["properties"]["resampling"]["enum"]
         assert sorted(enum) == sorted(RESAMPLING_METHODS), section
@@ -490,7 +488,7 @@ def test_online_defaults_are_the_published_study(config) -> None:
     assert THESIS_SELECTORS == ("random", "full", "noisy", "bandit")
     assert (bare.epsilon, bare.epsilon_vote) == (0.1, "pooled")
     assert bare.selector_options["forced_round"] is False
-    schema = yaml.safe_load(SCHEMA.read_text())["properties"]["online"]["properties"]
+    schema = config_schema()["properties"]["online"]["properties"]
     assert schema["selectors"]["default"] == list(THESIS_SELECTORS)
     assert schema["bandit_forced_round"]["default"] is False
     assert (schema["epsilon"]["default"], schema["epsilon_vote"]["default"]) == (0.1, "pooled")

@@ -9,11 +9,11 @@ import yaml
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.sim.memory import MEMORY_LIMITS, MEMORY_SCHEDULERS
+from scheduler.studies.common.study import config_schema
 from scheduler.studies.memory.plan import Variant, memory_label, memory_plan, parse_variant
 from scheduler.traces.memory import UNDER_REQUEST_MODES
 
 ROOT = Path(__file__).resolve().parents[3]
-SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
 
 def _config(*files: str, **section: object) -> dict:
@@ -139,7 +139,7 @@ def test_errors_name_the_key(change: dict, message: str) -> None:
 
 
 def test_schema_lists_agree_with_the_engine() -> None:
-    memory = yaml.safe_load(SCHEMA.read_text())["properties"]["memory"]["properties"]
+    memory = config_schema()["properties"]["memory"]["properties"]
     assert memory["schedulers"]["items"]["enum"] == list(MEMORY_SCHEDULERS)
     assert memory["memory_limit"]["enum"] == list(MEMORY_LIMITS)
     assert memory["under_request"]["enum"] == list(UNDER_REQUEST_MODES)
