@@ -25,7 +25,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from scheduler.cli import bench, generate, prediction, simulate, timings, traces, warmup
+from scheduler.cli import (
+    bench,
+    config,
+    generate,
+    prediction,
+    simulate,
+    timings,
+    traces,
+    warmup,
+)
 from scheduler.cli.output import PROG, error_message
 from scheduler.core.errors import SchedlabError
 from scheduler.core.version import __version__
@@ -38,7 +47,7 @@ EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
 
 #: Command-group modules, each with ``add_commands(subparsers)``, in the order of ``--help``.
-COMMAND_GROUPS = (traces, generate, simulate, prediction, warmup, bench, timings)
+COMMAND_GROUPS = (traces, generate, simulate, prediction, warmup, bench, timings, config)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -52,10 +52,10 @@ def load_schema(path: str | Path) -> dict[str, Any]:
 
 def key_path(parts: Any, root: str = "config") -> str:
     """``root`` and the keys and indices of ``parts`` as ``config memory.loads[1]``."""
-    text = root
+    text = ""
     for part in parts:
         text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
-    return text
+    return f"{root} {text}".strip()
 
 
 def _validator_class() -> Any:
@@ -112,9 +112,45 @@ def fill_defaults(
     if errors:
         error = best_match(errors)
         parts = list(error.absolute_path)
-        raise ConfigurationError(f"{key_path(parts, root)}: {error.message}")
+        raise ConfigurationError(f"{key_path(parts, root)}: {_message(error)}")
     _finite(filled, [])
     return filled
+
+
+_ARTICLES = {"integer": "an integer", "number": "a number", "string": "a string",
+             "boolean": "true or false", "array": "a list", "object": "a mapping",
+             "null": "null"}  # fmt: skip
+_BOUND_WORDS = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=",
+                "exclusiveMaximum": "<"}  # fmt: skip
+
+
+def _message(error: Any) -> str:
+    """A schema error in plain words (what the value must be, and what it is)."""
+    kind, value, got = error.validator, error.validator_value, error.instance
+    if kind == "type":
+        kinds = value if isinstance(value, list) else [value]
+        wanted = " or ".join(_ARTICLES.get(k, k) for k in kinds)
+        return f"must be {wanted}, got {got!r}"
+    if kind in _BOUND_WORDS:
+        return f"must be {_BOUND_WORDS[kind]} {value}, got {got!r}"
+    if kind == "enum":
+        return f"{got!r} is not one of {', '.join(map(str, value))}"
+    if kind == "uniqueItems":
+        return f"a value is listed twice: {got!r}"
+    if kind == "minItems":
+        return f"give at least {value} value{'s' if value != 1 else ''}, got {got!r}"
+    if kind == "maxItems":
+        return f"give at most {value} value{'s' if value != 1 else ''}, got {len(got)}"
+    if kind == "additionalProperties":
+        known = ", ".join(error.schema.get("properties", {})) or "none"
+        extra = sorted(set(got) - set(error.schema.get("properties", {})))
+        return f"unknown key{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))}; " \
+            f"known: {known}"
+    if kind == "required":
+        return f"missing key(s): {', '.join(map(repr, value))}"
+    if kind == "pattern":
+        return f"{got!r} does not match {value!r}"
+    return str(error.message)
 
 
 def schema_defaults(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -183,8 +219,9 @@ def _bounds(schema: Mapping[str, Any]) -> str:
 
 def schema_keys(schema: Mapping[str, Any], prefix: str = "", depth: int = 0) -> Iterator[SchemaKey]:
     """Every property of ``schema``, depth first in the schema's order, with nested objects'
-    keys after their parent (``tuning``, ``tuning.traces``, …)."""
-    for name, sub in (schema.get("properties") or {}).items():
+    keys after their parent (``tuning``, ``tuning.traces``, …); the properties of an object's
+    free-named entries (``additionalProperties``) under ``<name>`` (``traces.<name>.url``)."""
+    for name, sub in _properties(schema):
         dotted = f"{prefix}{name}"
         yield SchemaKey(
             name=dotted,
@@ -197,3 +234,10 @@ def schema_keys(schema: Mapping[str, Any], prefix: str = "", depth: int = 0) -> 
         )
         if sub.get("properties"):
             yield from schema_keys(sub, f"{dotted}.", depth + 1)
+        entries = sub.get("additionalProperties")
+        if isinstance(entries, Mapping) and entries.get("properties"):
+            yield from schema_keys(entries, f"{dotted}.<name>.", depth + 1)
+
+
+def _properties(schema: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    return list((schema.get("properties") or {}).items())

@@ -14,10 +14,10 @@ __all__ = [
     "DROP",
     "Reported",
     "StudyFiles",
-    "output_paths",
     "download_report_file",
     "filter_report_file",
     "filtered_file",
+    "output_paths",
     "trace_file",
 ]
 

@@ -200,8 +200,10 @@ def validated_config(
     known = {study.name for study in discover_studies()}
     instance = dict(config or {})
     if names is None:
-        shared = {key: value for key, value in instance.items() if key not in known}
-        names = fill_defaults(shared, config_schema([]))["studies"]
+        shared = config_schema([])
+        for name in sorted(known):  # any value: a section is checked only when selected
+            shared["properties"][name] = {"description": f"the {name} study's section"}
+        names = fill_defaults(instance, shared)["studies"]
     chosen = list(names)
     for name in known.difference(chosen):
         instance.pop(name, None)

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from scheduler.core.errors import ConfigurationError
-from scheduler.studies.redirect.plan import redirect_plan, theta_label
+from scheduler.studies.redirect.plan import redirect_plan
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -35,7 +35,6 @@ def test_default_and_full_configs() -> None:
 
 
 def test_labels() -> None:
-    assert theta_label(float("inf")) == "inf" and theta_label(20.0) == "20"
     plan = redirect_plan(_config("config.yaml"))
     assert plan.alpha(plan.alpha_label(0.05)) == 0.05
     with pytest.raises(ConfigurationError, match=r"not in redirect\.alphas"):
@@ -50,7 +49,7 @@ def test_labels() -> None:
         ({"thetas": [-1]}, "redirect.thetas"),
         ({"split": "random"}, "redirect.split"),
         ({"weeks": 1}, "redirect.weeks"),
-        ({"traces": []}, "at least one trace"),
+        ({"traces": []}, "redirect.traces: give at least 1 value"),
         ({"min_load_by_trace": {"CTC-SP2": 0.5}}, "not in redirect.traces"),
         ({"primary": "XYZ"}, "unknown policy 'XYZ'"),
         ({"tau_s": 0}, "redirect.tau_s"),
