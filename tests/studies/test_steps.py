@@ -49,6 +49,7 @@ def study(kth_path, tmp_path_factory) -> Path:
     trace_steps.filter_trace(
         str(kth_path), str(d / "filtered.parquet"), str(d / "filter.json"),
         trace=TRACE, log_path=str(logs / "filter.log"),
+        machine_procs=None, overrun="drop",
     )  # fmt: skip
     trace_steps.split_trace(
         str(d / "filtered.parquet"), str(d / "train.parquet"), str(d / "test.parquet"),
@@ -60,6 +61,7 @@ def study(kth_path, tmp_path_factory) -> Path:
             str(d / f"{split}.parquet"), str(d / f"weeks-{split}.parquet"),
             trace=TRACE, split=split, first_week=WEEKS[0], last_week=WEEKS[1], seed=SEED,
             log_path=str(logs / f"resample-{split}.log"),
+            method="uniform", alignment="first_submit",
         )  # fmt: skip
         # one file per pair holds both thresholds (pair-major: the weekly table is case-major)
         for primary, backfill in PAIRS:
@@ -69,6 +71,7 @@ def study(kth_path, tmp_path_factory) -> Path:
                 trace=TRACE, split=split, primary=primary, backfill=backfill,
                 thresholds=[(t, s) for p, b, t, s in CONFIGS if (p, b) == (primary, backfill)],
                 log_path=str(logs / "simulate.log"),
+                threshold_backfill=False,
             )  # fmt: skip
             sims.append(str(out))
     tuning_steps.collect_weekly(
@@ -84,6 +87,7 @@ def study(kth_path, tmp_path_factory) -> Path:
         [str(d / "weekly.parquet")], str(d / "protocol.parquet"), str(d / "protocol.csv"),
         str(d / "protocol.md"), baseline=BASELINE, confidence=0.95,
         log_path=str(logs / "protocol.log"),
+        bootstrap_paths=[],
     )  # fmt: skip
     return d
 
@@ -104,7 +108,7 @@ def test_filter_trace(study):
     assert jobs.equals(jobs.sort("submit_s", "job_id"))
     assert machine_procs(study / "filtered.parquet") == "100"
     record = read_parquet_provenance(study / "filtered.parquet")
-    assert record["step"] == "filter"
+    assert record["step"] == "traces.steps.filter_trace"
     assert record["config"]["trace"] == TRACE
     assert record["config"]["overrun"] == "drop"
     assert record["code_hash"] == package_hash()
@@ -128,7 +132,7 @@ def test_split_trace(study):
         path = study / f"{split}.parquet"
         assert machine_procs(path) == "100"
         record = read_parquet_provenance(path)
-        assert record["step"] == "split" and record["config"]["split"] == split
+        assert record["step"] == "traces.steps.split_trace" and record["config"]["split"] == split
         assert frame.schema == filtered.schema
 
 
@@ -175,7 +179,7 @@ def test_simulate_batch(study):
             assert (table["avg_wait_s"] >= 0).all()
             assert ((table["utilisation"] > 0) & (table["utilisation"] <= 1)).all()
             record = read_parquet_provenance(path)
-            assert record["step"] == "simulate"
+            assert record["step"] == "studies.tuning.steps.simulate_batch"
             assert record["config"]["weeks_file"] == str(study / f"weeks-{split}.parquet")
     lines = (study / "logs" / "simulate.log").read_text().splitlines()
     assert len(lines) == 2 * len(PAIRS)
@@ -263,6 +267,7 @@ def test_resample_whole_log_weeks(study, tmp_path):
     trace_steps.resample_batch(
         str(study / "filtered.parquet"), str(path), trace=TRACE, split="whole",
         first_week=WEEKS[0], last_week=WEEKS[1], seed=SEED,
+        method="uniform", alignment="first_submit",
     )  # fmt: skip
     whole = pl.read_parquet(path)
     assert whole["week_index"].unique().sort().to_list() == [0, 1, 2, 3]
@@ -292,6 +297,7 @@ def test_whole_log_simulation_and_table(study, tmp_path):
             str(study / "filtered.parquet"), str(out), trace=TRACE, primary=primary,
             backfill=backfill, threshold=threshold, threshold_s=threshold_s,
             log_path=str(tmp_path / "whole.log"),
+            threshold_backfill=False,
         )  # fmt: skip
         runs.append(str(out))
     jobs = pl.read_parquet(study / "filtered.parquet")
@@ -382,6 +388,7 @@ def test_malformed_swf_names_file_line_field_and_log(kth_path, tmp_path):
         trace_steps.filter_trace(
             str(swf), str(out / "filtered.parquet"), str(out / "report.json"),
             trace="broken", log_path=str(log),
+            machine_procs=None, overrun="drop",
         )  # fmt: skip
     message = str(info.value)
     assert f"broken-KTH.swf:{bad_line}" in message
@@ -420,6 +427,7 @@ def test_unreadable_weeks_batch_is_an_error_naming_the_file(study, tmp_path, dam
         tuning_steps.simulate_batch(
             str(bad), str(out), trace=TRACE, split="test", primary="FCFS", backfill="FCFS",
             thresholds=[("none", math.inf)], log_path=str(log),
+            threshold_backfill=False,
         )  # fmt: skip
     assert "batch0.parquet: not a readable parquet table" in log.read_text()
     assert not out.exists()
@@ -518,6 +526,7 @@ def test_filter_step_refuses_duplicate_job_numbers(kth_path, tmp_path):
         trace_steps.filter_trace(
             str(swf), str(out / "filtered.parquet"), str(out / "report.json"),
             trace="dup", log_path=str(tmp_path / "filter.log"),
+            machine_procs=None, overrun="drop",
         )  # fmt: skip
     message = str(info.value)
     assert f"{swf}:{len(lines)}: field job_id: job number {number}" in message
@@ -537,6 +546,7 @@ def test_huge_malformed_line_is_quoted_short_in_error_and_log(kth_path, tmp_path
         trace_steps.filter_trace(
             str(swf), str(tmp_path / "f.parquet"), str(tmp_path / "r.json"),
             trace="huge", log_path=str(log),
+            machine_procs=None, overrun="drop",
         )  # fmt: skip
     assert len(str(info.value)) < 600 and "(5,000,001 characters)" in str(info.value)
     assert log.stat().st_size < 600
@@ -554,7 +564,8 @@ def test_filter_step_with_no_job_left_names_the_rule_counts(kth_path, tmp_path):
     swf.write_text("".join(damaged))
     with pytest.raises(core_steps.StepError) as info:
         trace_steps.filter_trace(
-            str(swf), str(tmp_path / "f.parquet"), str(tmp_path / "r.json"), trace="jobless"
+            str(swf), str(tmp_path / "f.parquet"), str(tmp_path / "r.json"), trace="jobless",
+            machine_procs=None, overrun="drop",
         )
     assert f"{swf}: no job left after filtering (3 jobs in; removed by rule: " in str(info.value)
     assert "run time <= 0 or submit < 0 3" in str(info.value)
@@ -567,7 +578,8 @@ def test_filter_step_without_machine_size_names_the_config_key(kth_path, tmp_pat
     swf.write_text("".join(lines))
     with pytest.raises(core_steps.StepError) as info:
         trace_steps.filter_trace(
-            str(swf), str(tmp_path / "f.parquet"), str(tmp_path / "r.json"), trace="Sizeless"
+            str(swf), str(tmp_path / "f.parquet"), str(tmp_path / "r.json"), trace="Sizeless",
+            machine_procs=None, overrun="drop",
         )
     message = str(info.value)
     assert message.startswith(f"{swf}: field MaxProcs: ")
@@ -575,7 +587,7 @@ def test_filter_step_without_machine_size_names_the_config_key(kth_path, tmp_pat
     assert "infer_machine_procs" not in message and "machine_procs=" not in message
 
 
-# -- filter_trace(overrun=...) (issue #12) -------------------------------------------------------
+# -- filter_trace(overrun=..., machine_procs=None) (issue #12) -------------------------------------------------------
 
 
 def test_filter_trace_overrun_clip(kth_path, tmp_path):
@@ -585,6 +597,7 @@ def test_filter_trace_overrun_clip(kth_path, tmp_path):
     trace_steps.filter_trace(
         str(kth_path), str(out / "filtered.parquet"), str(out / "filter.json"),
         trace=TRACE, overrun="clip", log_path=str(out / "filter.log"),
+        machine_procs=None,
     )  # fmt: skip
     jobs = pl.read_parquet(out / "filtered.parquet")
     assert jobs.height == KTH_KEPT + KTH_CLIPPED
@@ -603,5 +616,6 @@ def test_filter_trace_bad_overrun_writes_nothing(kth_path, tmp_path):
         trace_steps.filter_trace(
             str(kth_path), str(out / "filtered.parquet"), str(out / "filter.json"),
             trace=TRACE, overrun="cut", log_path=str(tmp_path / "filter.log"),
+            machine_procs=None,
         )  # fmt: skip
     assert not out.exists()

@@ -64,13 +64,14 @@ def study(tmp_path_factory) -> dict:
     swf = root / "stockholm.swf"
     instants = write_calendar_log(swf)
     filtered = root / "filtered.parquet"
-    filter_trace(str(swf), str(filtered), str(root / "report.json"), trace="sthlm")
+    filter_trace(str(swf), str(filtered), str(root / "report.json"), trace="sthlm", machine_procs=None, overrun="drop")
     paths = {}
     for alignment in ("calendar", "first_submit"):
         paths[alignment] = root / f"{alignment}.parquet"
         online_steps.make_long_trace(
             str(filtered), str(paths[alignment]), trace="sthlm", replica=0, weeks=6, seed=11,
             alignment=alignment,
+            method="uniform",
         )  # fmt: skip
     return {"root": root, "instants": instants, "filtered": filtered, "paths": paths}
 
@@ -200,6 +201,7 @@ def test_online_steps_align_periods_and_days_as_configured(study) -> None:
             str(paths["calendar"]), str(curve), str(choices), trace="sthlm", replica=0,
             strategy="fixed:FCFS", period="1d", period_s=DAY_S, policies=list(POLICIES),
             threshold_s=THETA, seed=1, period_alignment=alignment,
+            threshold_backfill=True, options={},
         )  # fmt: skip
         curves[alignment] = pl.read_parquet(curve)
     direct = scheduler.simulate(pl.read_parquet(paths["calendar"]), "FCFS", "FCFS", THETA,
@@ -215,6 +217,7 @@ def test_online_steps_align_periods_and_days_as_configured(study) -> None:
             str(paths["first_submit"]), str(root / "costs.parquet"), trace="sthlm", replica=0,
             period="1d", period_s=DAY_S, policies=list(POLICIES), threshold_s=THETA,
             period_alignment="calendar",
+            threshold_backfill=True,
         )  # fmt: skip
 
 

@@ -20,11 +20,13 @@ from scheduler.traces import steps as trace_steps
 
 REPO = Path(__file__).resolve().parents[3]
 
-OUTPUTS = (
-    "epsilon_csv", "epsilon_md", "changes_parquet", "changes_csv", "fixed_md", "strategies_md",
-    "improvement_parquet", "shares_parquet",
-)  # fmt: skip
-SUFFIX = {"csv": ".csv", "md": ".md", "parquet": ".parquet"}
+#: online_tables' outputs: parameter -> file name.
+OUTPUTS = {
+    "epsilon_csv_path": "epsilon.csv", "epsilon_md_path": "epsilon.md",
+    "changes_path": "changes.parquet", "changes_csv_path": "changes.csv",
+    "fixed_md_path": "fixed.md", "strategies_md_path": "strategies.md",
+    "improvement_path": "improvement.parquet", "shares_path": "shares.parquet",
+}  # fmt: skip
 
 
 def test_online_tables_and_figure_follow_the_configured_reference(tmp_path: Path) -> None:
@@ -41,27 +43,27 @@ def test_online_tables_and_figure_follow_the_configured_reference(tmp_path: Path
     curve_path, choice_path = tmp_path / "curves.parquet", tmp_path / "choices.parquet"
     curves.write_parquet(curve_path)
     choices.write_parquet(choice_path)
-    outputs = {name: str(tmp_path / (name.rsplit("_", 1)[0] + SUFFIX[name.rsplit("_", 1)[1]]))
-               for name in OUTPUTS}  # fmt: skip
+    outputs = _outputs(tmp_path)
     online_steps.online_tables(
-        [str(curve_path)], [str(choice_path)], outputs, reference=plan.reference,
+        [str(curve_path)], [str(choice_path)], **outputs, reference=plan.reference,
         threshold_s=plan.threshold_s, confidence=0.95, seed=0,
+        epsilons=list(plan.bandit_epsilons), epsilon=plan.epsilon, epsilon_vote="pooled",
     )  # fmt: skip
-    changes = pl.read_parquet(outputs["changes_parquet"])
+    changes = pl.read_parquet(outputs["changes_path"])
     spf = changes.filter(pl.col("strategy") == "fixed:SPF")
     assert spf.height == len(TRACES) and (spf["relative_change"] == 0.0).all()
     assert (changes.filter(pl.col("strategy") == "fixed:FCFS")["relative_change"] != 0.0).all()
-    for name in ("fixed_md", "strategies_md"):
+    for name in ("fixed_md_path", "strategies_md_path"):
         text = Path(outputs[name]).read_text()
         assert "vs EASY(SPF, 40 h)" in text and "FCFS, 40 h" not in text
-    improvement = pl.read_parquet(outputs["improvement_parquet"])
+    improvement = pl.read_parquet(outputs["improvement_path"])
     assert (improvement.filter(pl.col("strategy") == "fixed:SPF")["improvement"] == 0.0).all()
 
     png, pdf = tmp_path / "fixed.png", tmp_path / "fixed.pdf"
     online_steps.online_figure(
-        "fixed_improvement", TRACES[0], outputs["improvement_parquet"],
-        outputs["shares_parquet"], outputs["changes_parquet"], str(png), str(pdf),
-        reference=plan.reference, threshold_s=plan.threshold_s,
+        outputs["improvement_path"], outputs["shares_path"], outputs["changes_path"], str(png),
+        str(pdf), figure="fixed_improvement", trace=TRACES[0], reference=plan.reference,
+        threshold_s=plan.threshold_s,
     )  # fmt: skip
     assert png.stat().st_size > 10_000 and pdf.exists()
 
@@ -86,9 +88,8 @@ def _write_runs(tmp_path: Path, runs: dict) -> tuple[str, str]:
     return str(curve_path), str(choice_path)
 
 
-def _outputs(tmp_path: Path, names=OUTPUTS) -> dict[str, str]:
-    return {name: str(tmp_path / (name.rsplit("_", 1)[0] + SUFFIX[name.rsplit("_", 1)[1]]))
-            for name in names}  # fmt: skip
+def _outputs(tmp_path: Path, names=tuple(OUTPUTS)) -> dict[str, str]:
+    return {name: str(tmp_path / OUTPUTS[name]) for name in names}
 
 
 def test_online_tables_choose_among_the_configured_epsilons(tmp_path: Path) -> None:
@@ -97,10 +98,10 @@ def test_online_tables_choose_among_the_configured_epsilons(tmp_path: Path) -> N
     curve_path, choice_path = _write_runs(tmp_path, simulated_runs())
     outputs = _outputs(tmp_path)
     online_steps.online_tables(
-        [curve_path], [choice_path], outputs, reference="fixed:FCFS", threshold_s=3600.0,
-        confidence=0.95, seed=0, epsilons=[0.3],
+        [curve_path], [choice_path], **outputs, reference="fixed:FCFS", threshold_s=3600.0,
+        confidence=0.95, seed=0, epsilons=[0.3], epsilon=0.1, epsilon_vote="pooled",
     )  # fmt: skip
-    epsilon = pl.read_csv(outputs["epsilon_csv"], comment_prefix="#")
+    epsilon = pl.read_csv(outputs["epsilon_csv_path"], comment_prefix="#")
     assert set(epsilon["chosen"]) == {0.3}
 
 
@@ -111,10 +112,10 @@ def test_online_tables_without_a_bandit(tmp_path: Path) -> None:
     curve_path, choice_path = _write_runs(tmp_path, runs)
     outputs = _outputs(tmp_path, [n for n in OUTPUTS if not n.startswith("epsilon")])
     online_steps.online_tables(
-        [curve_path], [choice_path], outputs, reference="fixed:FCFS", threshold_s=3600.0,
-        confidence=0.95, seed=0, epsilons=[],
+        [curve_path], [choice_path], **outputs, reference="fixed:FCFS", threshold_s=3600.0,
+        confidence=0.95, seed=0, epsilons=[], epsilon=0.1, epsilon_vote="pooled",
     )  # fmt: skip
-    changes = pl.read_parquet(outputs["changes_parquet"])
+    changes = pl.read_parquet(outputs["changes_path"])
     assert not changes["strategy"].str.starts_with("bandit").any()
     assert not list(tmp_path.glob("epsilon*"))
 
@@ -127,9 +128,13 @@ def long_trace_path(tmp_path_factory: pytest.TempPathFactory) -> str:
     trace_steps.filter_trace(
         str(REPO / "resources" / "KTH-slice.swf.gz"), filtered, str(folder / "report.json"),
         trace="KTH-slice",
+        machine_procs=None, overrun="drop",
     )  # fmt: skip
     out = str(folder / "replica0.parquet")
-    online_steps.make_long_trace(filtered, out, trace="KTH-slice", replica=0, weeks=2, seed=1)
+    online_steps.make_long_trace(
+        filtered, out, trace="KTH-slice", replica=0, weeks=2, seed=1, method="uniform",
+        alignment="calendar",
+    )
     return out
 
 
@@ -141,7 +146,8 @@ def test_online_steps_pass_the_backfill_order_on(
     policies, threshold_s = ["FCFS", "SPF"], 7200.0
     common = {"trace": "KTH-slice", "replica": 0, "period": "1d", "period_s": DAY_S,
               "policies": policies, "threshold_s": threshold_s,
-              "threshold_backfill": threshold_backfill}  # fmt: skip
+              "threshold_backfill": threshold_backfill,
+              "period_alignment": "calendar"}  # fmt: skip
     costs_path = str(tmp_path / "costs.parquet")
     online_steps.period_costs(long_trace_path, costs_path, **common)
     arrays, procs = kernel_arrays("long_trace", long_trace_path)
@@ -154,7 +160,7 @@ def test_online_steps_pass_the_backfill_order_on(
     assert read_parquet_provenance(costs_path)["config"]["threshold_backfill"] is threshold_backfill
     curve, choices = str(tmp_path / "curve.parquet"), str(tmp_path / "choices.parquet")
     online_steps.online_run(
-        long_trace_path, curve, choices, strategy="fixed:SPF", seed=0, **common
+        long_trace_path, curve, choices, strategy="fixed:SPF", seed=0, options={}, **common
     )  # fmt: skip
     assert read_parquet_provenance(curve)["config"]["threshold_backfill"] is threshold_backfill
 
@@ -167,6 +173,7 @@ def test_online_run_step_backfill_orders_differ(tmp_path: Path, long_trace_path:
             long_trace_path, curve, str(tmp_path / f"choices-{flag}.parquet"), trace="KTH-slice",
             replica=0, strategy="fixed:SPF", period="1d", period_s=DAY_S,
             policies=["FCFS", "SPF"], threshold_s=7200.0, seed=0, threshold_backfill=flag,
+            options={}, period_alignment="calendar",
         )  # fmt: skip
         totals.append(pl.read_parquet(curve)["cumulative_wait_s"][-1])
     assert totals[0] != totals[1]
