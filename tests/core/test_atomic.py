@@ -70,7 +70,9 @@ def test_filter_step_removes_stale_temporaries_of_its_outputs(
         temp_of(jobs, dead_pid, host="othernode", age_s=60.0),  # another host, fresh
     ]
     foreign_old = temp_of(jobs, dead_pid, host="othernode", age_s=7200.0, random="zz99zz99")
-    trace_steps.filter_trace(str(kth_path), str(jobs), str(report), trace="KTH-SP2", machine_procs=None, overrun="drop")
+    trace_steps.filter_trace(
+        str(kth_path), str(jobs), str(report), trace="KTH-SP2", machine_procs=None, overrun="drop"
+    )
     assert jobs.exists() and report.exists()
     for path in [*stale, legacy, foreign_old]:
         assert not path.exists(), path

@@ -70,7 +70,7 @@ def test_provenance_record():
     assert record["versions"]["polars"] == pl.__version__
     assert record["code_hash"] == package_hash()
     assert record["config"] == {"trace": "KTH-SP2", "weeks": [1, 2]}
-    assert record["step"] == "traces.steps.filter_trace"
+    assert record["step"] == "filter"
     assert record["path"] == "a/b"
     json.dumps(record)  # serialisable
     assert "config" not in provenance(step="x")

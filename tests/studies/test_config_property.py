@@ -31,7 +31,7 @@ def test_configs_are_refused_by_name_or_plan_what_the_steps_accept(change: dict)
          "tuning.thresholds: must list 'none'"),
         ({"tuning": {"thresholds": ["none", "1e3s"]}}, "plain decimal"),
         ({"online": {"threshold": "1e3s"}}, "online.threshold: '1e3s': write the number"),
-        ({"online": {"epsilons": [0.1, 0.1]}}, "online.epsilons: 0.1 listed twice"),
+        ({"online": {"epsilons": [0.1, 0.1]}}, "online.epsilons: a value is listed twice"),
         ({"online": {"epsilons": [0.00001]}}, "online.epsilons: 1e-05 has more than 4"),
         ({"online": {"confidence": float("nan")}}, "online.confidence"),
         ({"tuning": {"confidence": float("nan")}}, "tuning.confidence"),

@@ -186,7 +186,7 @@ def check_batches(plan, per_split: int, per_job: int) -> None:
         ({"whole_log": {"pairs": ["SPF-XYZ"]}}, "tuning.whole_log.pairs", "XYZ"),
         ({"whole_log": {"pairs": ["SPF"]}}, "tuning.whole_log.pairs", "not a pair"),
         ({"whole_log": {"pairs": [["SPF", "SPF", "FCFS"]]}}, "tuning.whole_log.pairs",
-         "not a pair"),
+         "give at most 2 values"),
         ({"whole_log": {"pairs": ["SPF-SPF", ["spf", "spf"]]}}, "tuning.whole_log.pairs",
          "twice"),
         ({"whole_log": {"traces": ["KTH-SP2"], "pairs": []}}, "tuning.whole_log.pairs",
@@ -327,8 +327,7 @@ def test_schema_accepts_default_and_full(config, full_config):
 
 
 def test_schema_fills_defaults():
-    minimal = {"traces": load("traces.yaml")["traces"]}
-    validated_config(minimal)
+    minimal = validated_config({"traces": load("traces.yaml")["traces"]})
     assert minimal["seed"] == 20261121
     assert minimal["tuning"]["thresholds"] == ["none", "5h", "10h", "20h", "40h", "80h"]
 
@@ -411,8 +410,8 @@ def test_online_alignments(config, weeks, periods) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"week_alignment": "monday"}, "config online.week_alignment: unknown alignment 'monday'"),
-        ({"period_alignment": "noon"}, "config online.period_alignment: unknown alignment 'noon'"),
+        ({"week_alignment": "monday"}, "config online.week_alignment: 'monday' is not one of"),
+        ({"period_alignment": "noon"}, "config online.period_alignment: 'noon' is not one of"),
         # a first_submit long trace starts at an arbitrary instant, no midnight to align on
         ({"week_alignment": "first_submit"},
          "config online.period_alignment: calendar periods need calendar weeks "
@@ -523,9 +522,9 @@ def test_the_configured_epsilon_must_be_run_when_nobody_votes(config) -> None:
     [
         ({"selectors": ["random", "Random"]}, "online.selectors: random listed twice"),
         ({"epsilon_vote": "mine"}, "online.epsilon_vote: 'mine'"),
-        ({"epsilon": 1.5}, "online.epsilon: 1.5"),
+        ({"epsilon": 1.5}, "online.epsilon: must be <= 1, got 1.5"),
         ({"bandit_forced_round": "yes"}, "online.bandit_forced_round"),
-        ({"epsilons": [0.3, 0.1, 0.3]}, "online.epsilons: 0.3 listed twice"),
+        ({"epsilons": [0.3, 0.1, 0.3]}, "online.epsilons: a value is listed twice"),
         ({"periods": ["1d", "24h"]}, "online.periods: '1d' and '24h' are the same duration"),
         ({"periods": ["1e1d"]}, "plain decimal"),
         ({"periods": ["none"]}, "'none' is not allowed"),

@@ -132,7 +132,7 @@ def test_split_trace(study):
         path = study / f"{split}.parquet"
         assert machine_procs(path) == "100"
         record = read_parquet_provenance(path)
-        assert record["step"] == "traces.steps.split_trace" and record["config"]["split"] == split
+        assert record["step"] == "traces.steps.split_trace" and record["split"] == split
         assert frame.schema == filtered.schema
 
 
@@ -180,7 +180,7 @@ def test_simulate_batch(study):
             assert ((table["utilisation"] > 0) & (table["utilisation"] <= 1)).all()
             record = read_parquet_provenance(path)
             assert record["step"] == "studies.tuning.steps.simulate_batch"
-            assert record["config"]["weeks_file"] == str(study / f"weeks-{split}.parquet")
+            assert record["config"]["primary"] == primary and record["config"]["split"] == split
     lines = (study / "logs" / "simulate.log").read_text().splitlines()
     assert len(lines) == 2 * len(PAIRS)
     assert all(STAMPED.match(line) for line in lines)
@@ -587,7 +587,7 @@ def test_filter_step_without_machine_size_names_the_config_key(kth_path, tmp_pat
     assert "infer_machine_procs" not in message and "machine_procs=" not in message
 
 
-# -- filter_trace(overrun=..., machine_procs=None) (issue #12) -------------------------------------------------------
+# -- filter_trace(overrun=..., machine_procs=None) ------------------------------------------
 
 
 def test_filter_trace_overrun_clip(kth_path, tmp_path):

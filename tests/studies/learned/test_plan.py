@@ -65,7 +65,7 @@ def test_model_workload_names() -> None:
         ({"model_job_types": "weird"}, "learned.model_job_types"),
         ({"convergence": {"trials": [4000, 1000]}}, "learned.convergence.trials"),
         ({"evaluation": {"workloads": ["NOPE"]}}, "unknown trace 'NOPE'"),
-        ({"evaluation": {"workloads": []}}, "at least one"),
+        ({"evaluation": {"workloads": []}}, "give at least 1 value"),
         ({"evaluation": {"modes": ["fast"]}}, "learned.evaluation.modes"),
         ({"evaluation": {"policies": ["FCFS", "XYZ"]}}, "unknown policy 'XYZ'"),
         ({"evaluation": {"sequences": 0}}, "learned.evaluation.sequences"),

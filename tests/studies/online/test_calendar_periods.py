@@ -64,7 +64,10 @@ def study(tmp_path_factory) -> dict:
     swf = root / "stockholm.swf"
     instants = write_calendar_log(swf)
     filtered = root / "filtered.parquet"
-    filter_trace(str(swf), str(filtered), str(root / "report.json"), trace="sthlm", machine_procs=None, overrun="drop")
+    filter_trace(
+        str(swf), str(filtered), str(root / "report.json"), trace="sthlm",
+        machine_procs=None, overrun="drop",
+    )
     paths = {}
     for alignment in ("calendar", "first_submit"):
         paths[alignment] = root / f"{alignment}.parquet"

@@ -91,7 +91,7 @@ def test_loss_specs_and_names_give_one_technique_each() -> None:
         ({"backfill": ["easy", "lifo"]}, "lifo"),
         ({"overrun": "truncate"}, "prediction.overrun"),
         ({"traces": ["NOPE"]}, "unknown trace 'NOPE'"),
-        ({"traces": []}, "at least one trace"),
+        ({"traces": []}, "prediction.traces: give at least 1 value"),
         ({"learner": {"eta_s": 0}}, "learner.eta_s"),
         ({"learner": {"lam": -1}}, "learner.lam"),
         ({"ecdf_techniques": ["nag-absolute"]}, "ecdf_techniques"),
