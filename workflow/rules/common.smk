@@ -79,7 +79,7 @@ def run_step(step, input, output, log, params):
     its log and the step settings the plan computed (``params.settings``), in a worker process
     of the step pool when it is in use (same files, same result, same error either way).
     Inputs named with a leading underscore are files the step reads through something else
-    (a learned policy's fit file, read by the policy registry): they are not passed."""
+    (a fit file that a policy reads through the policy registry): they are not passed."""
     inputs = {name: files for name, files in input.items() if not name.startswith("_")}
     kwargs = {**inputs, **dict(output.items())}
     kwargs.update(params.get("settings") or {})

@@ -14,6 +14,7 @@ only, which needs one) one of :data:`~scheduler.sim.memory.MEMORY_FEEDBACKS`, th
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -186,9 +187,9 @@ class MemoryPlan:
         classes of equal memory merged into one (the engine wants distinct memories)."""
         memories = list(self.class_memory_mb)
         memories[1] = float(second_mb)
-        merged: dict[float, int] = {}
+        merged: Counter[float] = Counter()
         for nodes, memory in zip(self.class_nodes, memories, strict=True):
-            merged[memory] = merged.get(memory, 0) + nodes
+            merged[memory] += nodes
         return tuple(merged.values()), tuple(merged)
 
     # -- files --------------------------------------------------------------------------------

@@ -69,7 +69,7 @@ class RedirectPlan:
 
     def trace_min_load(self, trace: str) -> float:
         """The smallest offered load of a chosen week of ``trace``."""
-        return float(self.min_load.get(trace, self.min_load["default"]))
+        return float(self.min_load[trace if trace in self.min_load else "default"])
 
     def alpha_label(self, alpha: float) -> str:
         """The label of a dedicated share in file names (reads back exactly)."""

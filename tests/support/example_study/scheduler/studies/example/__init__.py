@@ -1,0 +1,1 @@
+"""An example study: the jobs of each filtered log, counted and scaled."""
