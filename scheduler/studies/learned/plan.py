@@ -311,7 +311,7 @@ def _workloads(config: Mapping[str, Any], evaluation: Mapping[str, Any]) -> tupl
             workloads.append(Workload(name, model_procs=procs, machine_procs=procs))
         else:
             entry = catalogue_entries(config, [name], "learned.evaluation.workloads")[0]
-            size = sizes[name] if name in sizes else entry.machine_procs  # noqa: SIM401
+            size = sizes.get(name) or entry.machine_procs
             workloads.append(Workload(name, trace=entry, machine_procs=size))
     return tuple(workloads)
 
