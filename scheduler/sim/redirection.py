@@ -34,14 +34,8 @@ from scheduler.core.errors import ConfigurationError
 from scheduler.policies import PolicyInputs, PriorityKey, get_policy, priority_key
 from scheduler.sim import _kernel as kernel
 from scheduler.sim import _redirect_kernel as rk
+from scheduler.sim._jobs import job_matrix, machine_procs_value, trace_table
 from scheduler.sim.cache import call_repairing_cache
-from scheduler.sim.engine import (
-    check_jobs,
-    is_job_ordered,
-    job_column,
-    machine_procs_value,
-    trace_table,
-)
 from scheduler.sim.metrics import job_metric_columns
 from scheduler.traces.swf import Trace, used_procs
 
@@ -269,23 +263,13 @@ class RedirectSimulation:
     ) -> None:
         m = machine_procs_value(machine_procs)
         main_procs, dedicated_procs = pool_sizes(alpha, m)
-        submit = job_column("submit_s", submit_s, None)
-        n = submit.shape[0]
-        if n == 0:
-            raise ConfigurationError("no job to simulate: the input holds 0 jobs")
-        jobs = np.empty((kernel.JOB_ROWS, n), dtype=np.float64)
-        jobs[kernel.SUBMIT] = submit
-        jobs[kernel.PROCS] = job_column("procs", procs, n)
-        jobs[kernel.RUN] = job_column("run_s", run_s, n)
-        jobs[kernel.EST] = job_column("estimate_s", estimate_s, n)
-        jobs[kernel.REQ] = (
-            jobs[kernel.EST] if requested_s is None else job_column("requested_s", requested_s, n)
-        )
-        jobs[kernel.JOBID] = (
-            np.arange(n, dtype=np.float64) if job_id is None else job_column("job_id", job_id, n)
-        )
+        self._matrix = job_matrix(
+            submit_s, procs, run_s, estimate_s, m, requested_s=requested_s, job_id=job_id,
+            validate=validate,
+        )  # fmt: skip
+        jobs = self._matrix.jobs
+        n = jobs.shape[1]
         if validate:
-            check_jobs(jobs, m)
             wide = np.flatnonzero(jobs[kernel.PROCS] > main_procs)
             if wide.size:
                 j = int(wide[0])
@@ -295,11 +279,6 @@ class RedirectSimulation:
                     f"{alpha!r}): every job is submitted to the main pool; {wide.size} job(s) "
                     "too wide"
                 )
-        if n > 1 and not is_job_ordered(jobs[kernel.SUBMIT], jobs[kernel.JOBID]):
-            self._order: np.ndarray | None = np.lexsort((jobs[kernel.JOBID], jobs[kernel.SUBMIT]))
-            jobs = np.ascontiguousarray(jobs[:, self._order])
-        else:
-            self._order = None
         self.jobs = jobs
         self.machine_procs = m
         self.main_procs = main_procs
@@ -319,11 +298,8 @@ class RedirectSimulation:
             else _backfill_name(dedicated_backfill, "dedicated_backfill")
         )  # fmt: skip
         self.policies = (primary, backfill, dedicated_primary, dedicated_backfill)
-        self._first_submit = float(jobs[kernel.SUBMIT, 0])
-        inputs = PolicyInputs(
-            submit_s=jobs[kernel.SUBMIT], procs=jobs[kernel.PROCS],
-            estimate_s=jobs[kernel.EST], first_submit_s=self._first_submit,
-        )  # fmt: skip
+        inputs = self._matrix.policy_inputs()
+        self._first_submit = inputs.first_submit_s
         # the main pool's keys over every job, as in the base simulator
         self._keys_m = np.empty((4, n), dtype=np.float64)
         key = priority_key(primary, inputs, validate=validate)
@@ -437,14 +413,11 @@ class RedirectSimulation:
     def kernel_order(self) -> np.ndarray | None:
         """Permutation from the caller's job order to the kernel's (submit time, job number)
         order, or None when the caller's order already is the kernel's."""
-        return None if self._order is None else self._order.copy()
+        order = self._matrix.order
+        return None if order is None else order.copy()
 
     def _restore(self, values: np.ndarray) -> np.ndarray:
-        if self._order is None:
-            return values.copy()
-        out = np.empty_like(values)
-        out[self._order] = values
-        return out
+        return self._matrix.restore(values)
 
     def _redirected(self) -> np.ndarray:
         return ~np.isnan(self._killed)
