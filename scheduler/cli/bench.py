@@ -32,7 +32,7 @@ from scheduler.sim.api import simulate
 from scheduler.sim.arrays import trace_arrays, week_arrays
 from scheduler.sim.engine import Simulation, simulate_arrays
 from scheduler.sim.memory import MemoryConfig, memory_jobs, simulate_memory
-from scheduler.sim.metrics import job_metric_columns
+from scheduler.sim.metrics import with_job_metrics
 from scheduler.sim.prediction import simulate_predicted_arrays
 from scheduler.sim.redirection import pool_sizes, simulate_redirect
 from scheduler.sim.trials import run_trials
@@ -449,8 +449,8 @@ def redirection_figures(
         "plain_utilisation": plain.summary.utilisation,
         # plain EASY's bsld with the redirection results' τ (the base simulator's is 10 s)
         "plain_avg_bsld_tau": float(
-            plain.jobs.select("submit_s", "start_s", "run_s")
-            .with_columns(job_metric_columns(result.config.tau_s))["bsld"].mean()
+            with_job_metrics(plain.jobs.select("submit_s", "start_s", "run_s"),
+                             tau_s=result.config.tau_s)["bsld"].mean()
         ),
         **times,
     }  # fmt: skip
@@ -608,9 +608,9 @@ def format_memory_figures(figures: dict[str, Any]) -> list[str]:
         for label, f in part.items():
             summary = f["summary"]
             extra = (
-                f"  eff. util {summary['effective_utilisation']:.3f}, "
+                f"  eff. util {summary['utilisation']:.3f}, "
                 f"{summary['failed_runs']} failed runs"
-                if "effective_utilisation" in summary
+                if "failed_runs" in summary
                 else ""
             )
             target = " (target <= 1 s)" if "perceptron" in label else ""

@@ -16,19 +16,21 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 import polars as pl
 
+from scheduler.core.constants import BSLD_TAU_S
 from scheduler.core.errors import ConfigurationError
 from scheduler.core.units import parse_duration
 from scheduler.policies import PriorityKey, get_policy, priority_key
 from scheduler.sim import _kernel as kernel
 from scheduler.sim._jobs import check_choice, job_matrix, machine_procs_value, trace_table
 from scheduler.sim.cache import call_repairing_cache
-from scheduler.sim.metrics import RunSummary, cumulative_wait, job_metric_columns, summarize
+from scheduler.sim.metrics import RunSummary, summarize, with_job_metrics
+from scheduler.sim.results import RunConfig, RunResult
 from scheduler.traces.swf import Trace, used_procs
 
 Reservation = Literal["default", "classic"]
@@ -39,15 +41,15 @@ _OUTLIVE_CODES = {"requested": kernel.OUTLIVE_REQUESTED, "double": kernel.OUTLIV
 
 
 @dataclass(frozen=True)
-class SimulationConfig:
+class SimulationConfig(RunConfig):
     """Everything that defines a run besides the jobs.
 
-    ``threshold_s`` is Θ in seconds (``inf``: no threshold); ``threshold_backfill`` says the
-    backfill candidates are tried in the thresholded order (overdue jobs first, docs step 4);
-    ``backfill`` is ``None`` for plain list scheduling; ``machine_procs`` is m, processors.
+    ``threshold_s`` is Θ in seconds (``inf``: no threshold; ``None`` in :meth:`to_dict`);
+    ``threshold_backfill`` says the backfill candidates are tried in the thresholded order
+    (overdue jobs first, docs step 4); ``backfill`` is ``None`` for plain list scheduling;
+    ``machine_procs`` is m, processors.
     """
 
-    machine_procs: int
     primary: str = "FCFS"
     backfill: str | None = "FCFS"
     threshold_s: float = math.inf
@@ -55,12 +57,6 @@ class SimulationConfig:
     reservation: Reservation = "default"
     outlive: Outlive = "requested"
     estimate: str = "requested"
-
-    def to_dict(self) -> dict[str, object]:
-        """Plain dict (JSON-ready; an infinite threshold becomes ``None``)."""
-        out = asdict(self)
-        out["threshold_s"] = None if math.isinf(self.threshold_s) else self.threshold_s
-        return out
 
 
 class Simulation:
@@ -345,22 +341,17 @@ def simulate_arrays(
 
 
 @dataclass(frozen=True)
-class SimulationResult:
+class SimulationResult(RunResult):
     """A simulated schedule.
 
     ``jobs`` has one row per job in (submit time, job number) order with ``job_id, submit_s,
-    procs, run_s, estimate_s, start_s, wait_s, end_s, bsld, stretch, backfilled`` (seconds,
-    processors); ``summary`` the run's figures; ``config`` how it was made.
+    procs, run_s, estimate_s, start_s, backfilled, wait_s, end_s, bsld, stretch`` (seconds,
+    processors; bsld with τ = 10 s); ``summary`` the run's figures; ``config`` how it was made.
     """
 
-    jobs: pl.DataFrame
     summary: RunSummary
     config: SimulationConfig
     source_jobs: pl.DataFrame | None = field(default=None, repr=False)
-
-    def cumulative_wait(self) -> pl.DataFrame:
-        """Cumulative waiting time (s) against time (s), counting jobs as they finish."""
-        return cumulative_wait(self.jobs)
 
     def to_swf_jobs(self) -> pl.DataFrame:
         """The input's SWF job table with the simulated wait time in field 3 (seconds).
@@ -467,15 +458,13 @@ def simulate_easy(
         primary=primary, backfill=backfill, threshold_s=threshold_s,
         threshold_backfill=threshold_backfill,
     )  # fmt: skip
-    result = (
-        jobs.drop("requested_s")
-        .with_columns(
+    result = with_job_metrics(
+        jobs.drop("requested_s").with_columns(
             pl.Series("start_s", simulation.start_s),
             pl.Series("backfilled", simulation.backfilled),
-        )
-        .with_columns(job_metric_columns())
-        .sort("submit_s", "job_id")
-    )
+        ),
+        tau_s=BSLD_TAU_S,
+    ).sort("submit_s", "job_id")
     config = SimulationConfig(
         machine_procs=int(m),
         primary=get_policy(primary).name,
@@ -486,4 +475,5 @@ def simulate_easy(
         outlive=outlive,
         estimate=estimate_label,
     )
-    return SimulationResult(result, summarize(result, int(m)), config, source_jobs=table)
+    summary = summarize(result, int(m), tau_s=BSLD_TAU_S)
+    return SimulationResult(result, summary, config, source_jobs=table)

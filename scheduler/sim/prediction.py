@@ -21,6 +21,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
+from scheduler.core.constants import BSLD_TAU_S
 from scheduler.core.errors import ConfigurationError
 from scheduler.predictors import PREDICTORS
 from scheduler.predictors.corrections import CORRECTIONS
@@ -38,7 +39,7 @@ from scheduler.sim._jobs import (
     trace_table,
 )
 from scheduler.sim.engine import SimulationConfig, SimulationResult
-from scheduler.sim.metrics import job_metric_columns, summarize
+from scheduler.sim.metrics import summarize, with_job_metrics
 from scheduler.traces.swf import Trace, used_procs
 
 BackfillOrder = Literal["easy", "sjbf"]
@@ -251,9 +252,8 @@ def simulate_predicted(
             pl.Series("corrections", out.corrections),
         )
         .select(*_RESULT_COLUMNS)
-        .with_columns(job_metric_columns())
-        .sort("submit_s", "job_id")
     )
+    result = with_job_metrics(result, tau_s=BSLD_TAU_S).sort("submit_s", "job_id")
     config = SimulationConfig(
         machine_procs=m,
         primary="FCFS",
@@ -264,7 +264,7 @@ def simulate_predicted(
     )
     return PredictedResult(
         result,
-        summarize(result, m),
+        summarize(result, m, tau_s=BSLD_TAU_S),
         config,
         source_jobs=table,
         predictor=name,

@@ -15,7 +15,7 @@ from scheduler.core.errors import ConfigurationError
 from scheduler.core.provenance import provenance, write_csv, write_markdown, write_parquet
 from scheduler.core.steps import flat_record, read_table, rule_log, table_machine_procs
 from scheduler.sim.engine import simulate_arrays
-from scheduler.sim.metrics import bounded_slowdown
+from scheduler.sim.metrics import run_figures
 from scheduler.sim.redirection import simulate_redirect_arrays
 from scheduler.studies.redirect.online import online_rng, online_theta_run
 from scheduler.studies.redirect.stats import (
@@ -81,20 +81,17 @@ def choose_weeks(
 
 def _figures(
     submit: np.ndarray, procs: np.ndarray, run: np.ndarray, start: np.ndarray,
-    wasted: np.ndarray, m: int, tau_s: float,
+    wasted: np.ndarray | None, m: int, tau_s: float,
 ) -> dict[str, float]:  # fmt: skip
-    wait = start - submit
-    bsld = bounded_slowdown(wait, run, tau_s)
-    makespan = float((start + run).max() - submit.min())
-    area = float((procs * run).sum())
-    waste = float(wasted.sum())
+    """The grid's figures of one run (:func:`~scheduler.sim.metrics.run_figures`)."""
+    figures = run_figures(submit, start, run, procs, m, tau_s=tau_s, wasted_proc_s=wasted)
     return {
-        "avg_bsld": float(bsld.mean()),
-        "max_bsld": float(bsld.max()),
-        "avg_wait_s": float(wait.mean()),
-        "useful_utilisation": area / (m * makespan) if makespan > 0 else 0.0,
-        "utilisation": (area + waste) / (m * makespan) if makespan > 0 else 0.0,
-        "wasted_procs_s": waste,
+        "avg_bsld": figures.avg_bsld,
+        "max_bsld": figures.max_bsld,
+        "avg_wait_s": figures.avg_wait_s,
+        "useful_utilisation": figures.utilisation,
+        "utilisation": figures.utilisation_with_waste,
+        "wasted_procs_s": figures.wasted_proc_s,
     }
 
 
@@ -154,7 +151,7 @@ def simulate_alpha(
             if alpha == BASELINE:
                 start = simulate_arrays(submit, procs, run, requested, m, primary=primary,
                                         backfill=backfill, job_id=ids)  # fmt: skip
-                figures = _figures(submit, procs, run, start, np.zeros(0), m, tau_s)
+                figures = _figures(submit, procs, run, start, None, m, tau_s)
                 rows.append({**base, "alpha": 0.0, "theta": math.inf, "balance": False,
                              "redirections": 0, **figures})  # fmt: skip
                 continue
