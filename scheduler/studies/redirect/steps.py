@@ -21,6 +21,7 @@ from scheduler.studies.redirect.online import online_rng, online_theta_run
 from scheduler.studies.redirect.stats import (
     GRID_COLUMNS,
     ONLINE_COLUMNS,
+    RUN_FIGURES,
     best_cells,
     heatmap_table,
     online_table,
@@ -83,16 +84,9 @@ def _figures(
     submit: np.ndarray, procs: np.ndarray, run: np.ndarray, start: np.ndarray,
     wasted: np.ndarray | None, m: int, tau_s: float,
 ) -> dict[str, float]:  # fmt: skip
-    """The grid's figures of one run (:func:`~scheduler.sim.metrics.run_figures`)."""
+    """The :data:`RUN_FIGURES` of one run (:func:`~scheduler.sim.metrics.run_figures`)."""
     figures = run_figures(submit, start, run, procs, m, tau_s=tau_s, wasted_proc_s=wasted)
-    return {
-        "avg_bsld": figures.avg_bsld,
-        "max_bsld": figures.max_bsld,
-        "avg_wait_s": figures.avg_wait_s,
-        "useful_utilisation": figures.utilisation,
-        "utilisation": figures.utilisation_with_waste,
-        "wasted_procs_s": figures.wasted_proc_s,
-    }
+    return {name: getattr(figures, name) for name in RUN_FIGURES}
 
 
 def _week_arrays(
