@@ -245,10 +245,10 @@ class MemorySummary(RunFigures):
 
     def to_dict(self) -> dict[str, float | int]:
         """Plain dict (JSON-ready), the weights flattened as ``w_<feature>``."""
-        out: dict[str, float | int] = super().to_dict()
-        weights = out.pop("weights")
-        names = feature_names(len(weights) - 4)  # type: ignore[arg-type]
-        out.update({f"w_{name}": float(v) for name, v in zip(names, weights, strict=True)})  # type: ignore[call-overload]
+        out = super().to_dict()
+        del out["weights"]
+        names = feature_names(len(self.weights) - 4)
+        out.update({f"w_{name}": float(v) for name, v in zip(names, self.weights, strict=True)})
         return out
 
 
