@@ -37,8 +37,10 @@ _EXPORTS: dict[str, str] = {
     "policy_names": "scheduler.policies",
     "register": "scheduler.policies",
     "register_learned": "scheduler.policies",
+    "RunFigures": "scheduler.sim.metrics",
     "RunSummary": "scheduler.sim.metrics",
     "cumulative_wait": "scheduler.sim.metrics",
+    "run_figures": "scheduler.sim.metrics",
     "Simulation": "scheduler.sim.engine",
     "SimulationConfig": "scheduler.sim.engine",
     "SimulationResult": "scheduler.sim.engine",
@@ -80,7 +82,7 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
     )
     from scheduler.sim.api import simulate
     from scheduler.sim.engine import Simulation, SimulationConfig, SimulationResult, simulate_arrays
-    from scheduler.sim.metrics import RunSummary, cumulative_wait
+    from scheduler.sim.metrics import RunFigures, RunSummary, cumulative_wait, run_figures
     from scheduler.sim.prediction import PredictedResult, simulate_predicted
     from scheduler.sim.redirection import RedirectResult, RedirectSimulation, simulate_redirect
     from scheduler.traces.filters import FilterReport, strong_filter

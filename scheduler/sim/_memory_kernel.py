@@ -22,6 +22,11 @@ Runs are numbered in the order they start; the run arrays grow by doubling. The 
 holds run numbers keyed by (end, run number): runs ending at one instant leave in start order.
 The queue is a FIFO buffer of job numbers with tombstones (-1) for the jobs that backfilling
 starts from its middle; it is compacted when the buffer is full.
+
+Random draws in [0, 1) (the perceptron's exploration, the instant of a failure) come from the
+kernels' SplitMix64 generator, :func:`scheduler.sim._random.draw_uniform`, whose state ``rng``
+(a one-element uint64 array seeded with ``seed``) every helper that draws passes on: one stream
+per run, the same on every machine.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import math
 import numpy as np
 
 from scheduler.core.compile import jit
+from scheduler.sim._random import draw_uniform
 
 # estimators
 EST_NONE, EST_PERCEPTRON, EST_HISTORY = 0, 1, 2
@@ -42,23 +48,6 @@ RF_START, RF_END, RF_ALLOC, RF_MEMORY, RF_ESTIMATE, RF_Z = range(6)
 RF_COLS = 6
 RI_JOB, RI_FAILED, RI_FORCED = range(3)
 RI_COLS = 3
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_TWO_M53 = 2.0**-53
-
-
-@jit
-def _draw(rng):
-    """The next SplitMix64 draw in [0, 1); ``rng[0]`` is the state (uint64, wraps)."""
-    rng[0] += _GOLDEN
-    z = rng[0]
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    z = z ^ (z >> np.uint64(31))
-    return float(z >> np.uint64(11)) * _TWO_M53
-
 
 # -- the completion heap (run numbers keyed by (end, run number)) ---------------------------------
 
@@ -186,7 +175,7 @@ def _decide(j, queue_len, estimator, procs, req, free, class_nodes, class_mem, f
     if estimate <= _capacity(procs[j], free, class_mem):
         return max(estimate, 0.0), estimate, 1.0, False
     keep = math.exp(p / tau) / (math.exp(p / tau) + math.exp((1.0 - p) / tau))
-    if _draw(rng) < 1.0 - keep:
+    if draw_uniform(rng) < 1.0 - keep:
         return 0.0, estimate, -1.0, False
     return r, estimate, -1.0, False
 
@@ -483,7 +472,7 @@ def _start_run(j, r, now, alloc, estimate, z, forced, limit_alloc, procs, run, u
         memory = alloc
     failed = memory < used[j]
     if failed:
-        end = now + _draw(rng) * run[j]
+        end = now + draw_uniform(rng) * run[j]
         failures[j] += 1
     else:
         end = now + run[j]

@@ -29,11 +29,10 @@ job) are the same in every trial: they are computed once per call and copied at 
 each trial.
 
 **Random permutations** (``trials_drawn``): Fisher-Yates from the identity in each trial, with
-SplitMix64 (Steele, Lea & Flood 2014: a 64-bit counter plus a finaliser; passes BigCrush) as the
-generator and Lemire's multiply-shift with rejection on the top 32 bits of each output for an
-unbiased index below ``k``. The stream depends on the seed only (no numba or NumPy generator),
-so a seed gives the same permutations on every machine and numba version, and a pure-Python copy
-(``tests/support/trials.py``) reproduces it.
+the kernels' SplitMix64 generator (:mod:`scheduler.sim._random`; the state is a uint64 seeded
+with the call's seed) and Lemire's unbiased index below ``k`` (``_random.below``). The stream
+depends on the seed only, so a seed gives the same permutations on every machine and numba
+version, and a pure-Python copy (``tests/support/trials.py``) reproduces it.
 """
 
 from __future__ import annotations
@@ -41,47 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from scheduler.core.compile import jit
-
-# SplitMix64 constants (uint64, so that numba keeps the arithmetic modulo 2**64)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_S27 = np.uint64(27)
-_S30 = np.uint64(30)
-_S31 = np.uint64(31)
-_S32 = np.uint64(32)
-_MASK32 = (1 << 32) - 1
-_TWO32 = 1 << 32
-
-
-@jit
-def splitmix64(state):
-    """One SplitMix64 step: ``(new state, 64-bit output)``, both uint64."""
-    state = state + _GOLDEN
-    z = state
-    z = (z ^ (z >> _S30)) * _MIX1
-    z = (z ^ (z >> _S27)) * _MIX2
-    return state, z ^ (z >> _S31)
-
-
-@jit
-def below(state, k):
-    """An unbiased integer in ``0..k-1`` (1 <= k <= 2**31): ``(new state, value)``.
-
-    Lemire's method on 32-bit draws: ``m = r * k`` with ``r`` the output's top 32 bits; the
-    value is ``m >> 32``, and a draw whose low half falls below ``2**32 mod k`` is rejected so
-    that every value has exactly ``floor(2**32 / k)`` preimages.
-    """
-    state, z = splitmix64(state)
-    m = np.int64(z >> _S32) * k
-    low = m & _MASK32
-    if low < k:
-        threshold = (_TWO32 - k) % k
-        while low < threshold:
-            state, z = splitmix64(state)
-            m = np.int64(z >> _S32) * k
-            low = m & _MASK32
-    return state, m >> 32
+from scheduler.sim._random import below
 
 
 @jit

@@ -16,42 +16,40 @@ from __future__ import annotations
 
 import copy
 import math
-import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 import polars as pl
 
-from scheduler.core.constants import MAX_MACHINE_PROCS
+from scheduler.core.constants import BSLD_TAU_S
 from scheduler.core.errors import ConfigurationError
 from scheduler.core.units import parse_duration
-from scheduler.policies import PolicyInputs, PriorityKey, get_policy, priority_key
+from scheduler.policies import PriorityKey, get_policy, priority_key
 from scheduler.sim import _kernel as kernel
+from scheduler.sim._jobs import check_choice, job_matrix, machine_procs_value, trace_table
 from scheduler.sim.cache import call_repairing_cache
-from scheduler.sim.metrics import RunSummary, cumulative_wait, job_metric_columns, summarize
+from scheduler.sim.metrics import RunSummary, summarize, with_job_metrics
+from scheduler.sim.results import RunConfig, RunResult
 from scheduler.traces.swf import Trace, used_procs
 
 Reservation = Literal["default", "classic"]
 Outlive = Literal["requested", "double"]
 EstimateSource = Literal["requested", "clairvoyant"]
 
-#: Columns :func:`simulate` reads from a bare job table.
-_TABLE_COLUMNS = ("job_id", "submit_s", "run_s", "alloc_procs", "req_procs", "req_time_s")
-
 _OUTLIVE_CODES = {"requested": kernel.OUTLIVE_REQUESTED, "double": kernel.OUTLIVE_DOUBLE}
 
 
 @dataclass(frozen=True)
-class SimulationConfig:
+class SimulationConfig(RunConfig):
     """Everything that defines a run besides the jobs.
 
-    ``threshold_s`` is Θ in seconds (``inf``: no threshold); ``threshold_backfill`` says the
-    backfill candidates are tried in the thresholded order (overdue jobs first, docs step 4);
-    ``backfill`` is ``None`` for plain list scheduling; ``machine_procs`` is m, processors.
+    ``threshold_s`` is Θ in seconds (``inf``: no threshold; ``None`` in :meth:`to_dict`);
+    ``threshold_backfill`` says the backfill candidates are tried in the thresholded order
+    (overdue jobs first, docs step 4); ``backfill`` is ``None`` for plain list scheduling;
+    ``machine_procs`` is m, processors.
     """
 
-    machine_procs: int
     primary: str = "FCFS"
     backfill: str | None = "FCFS"
     threshold_s: float = math.inf
@@ -59,17 +57,6 @@ class SimulationConfig:
     reservation: Reservation = "default"
     outlive: Outlive = "requested"
     estimate: str = "requested"
-
-    def to_dict(self) -> dict[str, object]:
-        """Plain dict (JSON-ready; an infinite threshold becomes ``None``)."""
-        out = asdict(self)
-        out["threshold_s"] = None if math.isinf(self.threshold_s) else self.threshold_s
-        return out
-
-
-def _check_choice(name: str, value: str, allowed: object) -> None:
-    if value not in allowed:  # type: ignore[operator]
-        raise ConfigurationError(f"{name} must be one of {sorted(allowed)}, got {value!r}")  # type: ignore[call-overload]
 
 
 class Simulation:
@@ -113,47 +100,20 @@ class Simulation:
         outlive: Outlive = "requested",
         validate: bool = True,
     ) -> None:
-        machine_procs = _machine_procs(machine_procs)
-        submit = _column("submit_s", submit_s, None)
-        n = submit.shape[0]
-        if validate and n == 0:
-            raise ConfigurationError(
-                "no job to simulate: the input holds 0 jobs (did a filter remove every job?)"
-            )
-        ids = np.arange(n, dtype=np.float64) if job_id is None else _column("job_id", job_id, n)
-        requested = estimate_s if requested_s is None else requested_s
-        columns = (
-            submit,
-            _column("procs", procs, n),
-            _column("run_s", run_s, n),
-            _column("estimate_s", estimate_s, n),
-            _column("requested_s", requested, n) if requested_s is not None else None,
-            ids,
-        )
-        jobs = np.empty((kernel.JOB_ROWS, n), dtype=np.float64)
-        for row, values in enumerate(columns):
-            jobs[row] = columns[kernel.EST] if values is None else values
+        machine_procs = machine_procs_value(machine_procs)
         if validate:
-            _check_choice("reservation", reservation, ("default", "classic"))
-            _check_choice("outlive", outlive, _OUTLIVE_CODES)
-            _validate_jobs(jobs, machine_procs)
-        # the kernel wants (submit, job number) order; keep the permutation to restore it
-        if n > 1 and not _is_job_ordered(jobs[kernel.SUBMIT], jobs[kernel.JOBID]):
-            self._order: np.ndarray | None = np.lexsort((jobs[kernel.JOBID], jobs[kernel.SUBMIT]))
-            jobs = np.ascontiguousarray(jobs[:, self._order])
-        else:
-            self._order = None
-        self.jobs = jobs
+            check_choice("reservation", reservation, ("default", "classic"))
+            check_choice("outlive", outlive, _OUTLIVE_CODES)
+        self._matrix = job_matrix(
+            submit_s, procs, run_s, estimate_s, machine_procs, requested_s=requested_s,
+            job_id=job_id, validate=validate, allow_empty=not validate,
+        )  # fmt: skip
+        self.jobs = self._matrix.jobs
         self.machine_procs = int(machine_procs)
         self.validate = validate
         self.classic = reservation == "classic"
         self.outlive = _OUTLIVE_CODES[outlive]
-        self._inputs = PolicyInputs(
-            submit_s=jobs[kernel.SUBMIT],
-            procs=jobs[kernel.PROCS],
-            estimate_s=jobs[kernel.EST],
-            first_submit_s=float(jobs[kernel.SUBMIT, 0]) if n else 0.0,
-        )
+        self._inputs = self._matrix.policy_inputs()
         self._keys = np.empty((4, 0), dtype=np.float64)  # the current pair's, see _set_policies
         self._key_cache: dict[str, PriorityKey] = {}
         self._pair_keys: dict[
@@ -161,7 +121,7 @@ class Simulation:
         ] = {}
         self._static = (True, kernel.PQ, True, kernel.B_PLAIN)
         self._policies: tuple[str | None, str | None] = (None, None)
-        self.istate, self.iwork, self.fwork = kernel.new_state(jobs, self.machine_procs)
+        self.istate, self.iwork, self.fwork = kernel.new_state(self.jobs, self.machine_procs)
 
     def _key(self, name: str) -> PriorityKey:
         """The priority key of policy ``name`` over this simulation's jobs, computed once:
@@ -268,7 +228,8 @@ class Simulation:
     def kernel_order(self) -> np.ndarray | None:
         """Permutation from the caller's job order to the kernel's (submit time, job number)
         order, or None when the caller's order already is the kernel's."""
-        return None if self._order is None else self._order.copy()
+        order = self._matrix.order
+        return None if order is None else order.copy()
 
     def start_s_view(self) -> np.ndarray:
         """Start times (s, NaN while not started) in the kernel's order, without a copy.
@@ -281,11 +242,7 @@ class Simulation:
         return view
 
     def _restore(self, values: np.ndarray) -> np.ndarray:
-        if self._order is None:
-            return values.copy()
-        out = np.empty_like(values)
-        out[self._order] = values
-        return out
+        return self._matrix.restore(values)
 
     @property
     def start_s(self) -> np.ndarray:
@@ -320,53 +277,6 @@ def _backfill_mode(jobs: np.ndarray, base: np.ndarray) -> int:
     return kernel.B_INDEXED
 
 
-def _is_job_ordered(submit: np.ndarray, job_id: np.ndarray) -> bool:
-    """True when jobs are in (submit time, job number) order (the kernel's precondition)."""
-    later = submit[1:] - submit[:-1]
-    return bool(((later > 0) | ((later == 0) & (job_id[1:] > job_id[:-1]))).all())
-
-
-def _positive_finite(values: np.ndarray) -> np.ndarray:
-    return (values > 0) & np.isfinite(values)
-
-
-def _machine_procs(value: object) -> int:
-    """``value`` as a machine size, or a ConfigurationError naming ``machine_procs``."""
-    ok = (
-        isinstance(value, int | float | np.integer | np.floating)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and value == int(value)
-        and 1 <= value <= MAX_MACHINE_PROCS
-    )
-    if not ok:
-        raise ConfigurationError(
-            f"machine_procs must be a positive integer up to {MAX_MACHINE_PROCS}, got {value!r}"
-        )
-    return int(value)  # type: ignore[arg-type]
-
-
-def _column(name: str, values: object, n: int | None) -> np.ndarray:
-    """``values`` as a float64 array of one value per job (``n`` of them; any when None)."""
-    try:
-        array = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ConfigurationError(
-            f"{name} must hold numbers (one per job), got {type(values).__name__}"
-        ) from None
-    if array.ndim != 1:
-        raise ConfigurationError(
-            f"{name} must be a 1-D array (one value per job), got shape {array.shape}"
-        )
-    if n is not None and array.shape[0] != n:
-        count = array.shape[0]
-        raise ConfigurationError(
-            f"{name} has {count} value{'' if count == 1 else 's'}, expected {n} "
-            "(one per job, as submit_s)"
-        )
-    return array
-
-
 def _check_policy_name(name: str, value: object, *, allow_none: bool) -> None:
     """TypeError unless ``value`` is a policy name (or None where allowed)."""
     if isinstance(value, str) or (allow_none and value is None):
@@ -392,33 +302,6 @@ def _seconds(name: str, value: object, *, negative_ok: bool = False) -> float:
         expected = "a time in seconds, not NaN" if negative_ok else ">= 0 seconds (inf: none)"
         raise ConfigurationError(f"{name} must be {expected}, got {value!r}")
     return seconds
-
-
-def _validate_jobs(jobs: np.ndarray, machine_procs: int) -> None:
-    """Raise a ConfigurationError naming the first job whose value cannot be simulated."""
-    procs = jobs[kernel.PROCS]
-    checks = (
-        (kernel.SUBMIT, "submit_s", "a finite number", np.isfinite(jobs[kernel.SUBMIT])),
-        (kernel.PROCS, "procs", f"an integer in 1..{machine_procs}",
-         (procs >= 1) & (procs <= machine_procs) & (procs == np.floor(procs))),
-        (kernel.RUN, "run_s", "> 0 and finite", _positive_finite(jobs[kernel.RUN])),
-        (kernel.EST, "estimate_s", "> 0 and finite", _positive_finite(jobs[kernel.EST])),
-        (kernel.REQ, "requested_s", "> 0 and finite", _positive_finite(jobs[kernel.REQ])),
-    )  # fmt: skip
-    for row, name, expected, ok in checks:
-        if not np.all(ok):
-            bad = int(np.flatnonzero(~ok)[0])
-            raise ConfigurationError(
-                f"job {int(jobs[kernel.JOBID, bad])}: {name} must be {expected}, got "
-                f"{float(jobs[row, bad]):g} (apply scheduler.strong_filter to raw traces)"
-            )
-    if not np.isfinite(jobs[kernel.JOBID]).all():
-        bad = int(np.flatnonzero(~np.isfinite(jobs[kernel.JOBID]))[0])
-        raise ConfigurationError(
-            f"job_id must be finite job numbers, got {jobs[kernel.JOBID, bad]:g} at position {bad}"
-        )
-    if np.unique(jobs[kernel.JOBID]).shape[0] != jobs.shape[1]:
-        raise ConfigurationError("job numbers must be unique")
 
 
 def simulate_arrays(
@@ -458,22 +341,17 @@ def simulate_arrays(
 
 
 @dataclass(frozen=True)
-class SimulationResult:
+class SimulationResult(RunResult):
     """A simulated schedule.
 
     ``jobs`` has one row per job in (submit time, job number) order with ``job_id, submit_s,
-    procs, run_s, estimate_s, start_s, wait_s, end_s, bsld, stretch, backfilled`` (seconds,
-    processors); ``summary`` the run's figures; ``config`` how it was made.
+    procs, run_s, estimate_s, start_s, backfilled, wait_s, end_s, bsld, stretch`` (seconds,
+    processors; bsld with τ = 10 s); ``summary`` the run's figures; ``config`` how it was made.
     """
 
-    jobs: pl.DataFrame
     summary: RunSummary
     config: SimulationConfig
     source_jobs: pl.DataFrame | None = field(default=None, repr=False)
-
-    def cumulative_wait(self) -> pl.DataFrame:
-        """Cumulative waiting time (s) against time (s), counting jobs as they finish."""
-        return cumulative_wait(self.jobs)
 
     def to_swf_jobs(self) -> pl.DataFrame:
         """The input's SWF job table with the simulated wait time in field 3 (seconds).
@@ -490,47 +368,6 @@ class SimulationResult:
             .with_columns(pl.col("_simulated_wait_s").alias("wait_s"))
             .drop("_simulated_wait_s")
         )
-
-
-def trace_table(
-    trace: Trace | pl.DataFrame,
-    machine_procs: int | None,
-    caller: str = "simulate",
-    columns: tuple[str, ...] = _TABLE_COLUMNS,
-) -> tuple[pl.DataFrame, object]:
-    """The job table and the machine size (processors, unchecked) of what a caller was given.
-
-    ``trace`` is a :class:`~scheduler.traces.swf.Trace` (its size unless ``machine_procs``
-    overrides it) or a bare SWF job table (then ``machine_procs`` is required and ``columns``
-    must be present). A path or any other object is a :class:`TypeError` saying how to read it;
-    ``caller`` names the public function in the messages.
-    """
-    if isinstance(trace, Trace):
-        table = trace.jobs
-        m = trace.machine_procs if machine_procs is None else machine_procs
-    elif isinstance(trace, pl.DataFrame):
-        table = trace
-        if machine_procs is None:
-            raise ConfigurationError(f"{caller}() needs machine_procs when given a bare table")
-        m = machine_procs
-        missing = [name for name in columns if name not in table.columns]
-        if missing:
-            raise ConfigurationError(
-                f"the job table lacks the column{'s' if len(missing) > 1 else ''} "
-                f"{', '.join(missing)}; expected the SWF columns {', '.join(columns)} "
-                "(as scheduler.read_swf gives them)"
-            )
-    elif isinstance(trace, str | os.PathLike):
-        raise TypeError(
-            f"trace must be a scheduler.Trace or a polars DataFrame, got the path {trace!r}; "
-            "read it with scheduler.read_swf(path) (and scheduler.strong_filter) first"
-        )
-    else:
-        raise TypeError(
-            "trace must be a scheduler.Trace or a polars DataFrame, got "
-            f"{type(trace).__name__} {trace!r:.60}"
-        )
-    return table, m
 
 
 def simulate_easy(
@@ -578,10 +415,10 @@ def simulate_easy(
     the allocated count is unknown.
     """
     table, m = trace_table(trace, machine_procs, "simulate")
-    m = _machine_procs(m)
+    m = machine_procs_value(m)
     threshold_s = parse_duration(threshold)
     if isinstance(estimate, str):
-        _check_choice("estimate", estimate, ("requested", "clairvoyant"))
+        check_choice("estimate", estimate, ("requested", "clairvoyant"))
         estimate_column = pl.col("req_time_s" if estimate == "requested" else "run_s")
         estimate_label = estimate
     else:
@@ -621,15 +458,13 @@ def simulate_easy(
         primary=primary, backfill=backfill, threshold_s=threshold_s,
         threshold_backfill=threshold_backfill,
     )  # fmt: skip
-    result = (
-        jobs.drop("requested_s")
-        .with_columns(
+    result = with_job_metrics(
+        jobs.drop("requested_s").with_columns(
             pl.Series("start_s", simulation.start_s),
             pl.Series("backfilled", simulation.backfilled),
-        )
-        .with_columns(job_metric_columns())
-        .sort("submit_s", "job_id")
-    )
+        ),
+        tau_s=BSLD_TAU_S,
+    ).sort("submit_s", "job_id")
     config = SimulationConfig(
         machine_procs=int(m),
         primary=get_policy(primary).name,
@@ -640,12 +475,5 @@ def simulate_easy(
         outlive=outlive,
         estimate=estimate_label,
     )
-    return SimulationResult(result, summarize(result, int(m)), config, source_jobs=table)
-
-
-# The input checks, shared with the sibling engine variants (``scheduler.sim.prediction``).
-check_choice = _check_choice
-job_column = _column
-is_job_ordered = _is_job_ordered
-machine_procs_value = _machine_procs
-check_jobs = _validate_jobs
+    summary = summarize(result, int(m), tau_s=BSLD_TAU_S)
+    return SimulationResult(result, summary, config, source_jobs=table)

@@ -21,7 +21,7 @@ reservation with eligible nodes, random stream, metrics) are in ``docs/simulator
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
@@ -31,7 +31,8 @@ from scheduler.core.errors import ConfigurationError, quote
 from scheduler.core.registry import Registry
 from scheduler.sim import _memory_kernel as mk
 from scheduler.sim.cache import call_repairing_cache
-from scheduler.sim.metrics import job_metric_columns
+from scheduler.sim.metrics import RunFigures, run_figures, table_arrays, with_job_metrics
+from scheduler.sim.results import RunResult, json_ready
 from scheduler.traces.swf import Trace, used_procs
 
 __all__ = [
@@ -191,11 +192,8 @@ class MemoryConfig:
         return self.class_memory_mb[-1]
 
     def to_dict(self) -> dict[str, object]:
-        """Plain dict (JSON-ready)."""
-        out = asdict(self)
-        out["class_nodes"] = list(self.class_nodes)
-        out["class_memory_mb"] = list(self.class_memory_mb)
-        return out
+        """Plain dict (JSON-ready: :func:`~scheduler.sim.results.json_ready`)."""
+        return json_ready(self)
 
 
 @dataclass(frozen=True)
@@ -227,25 +225,19 @@ class MemoryArrays:
 
 
 @dataclass(frozen=True)
-class MemorySummary:
-    """Figures of one memory-aware run.
+class MemorySummary(RunFigures):
+    """Figures of one memory-aware run: the shared :class:`~scheduler.sim.metrics.RunFigures`
+    on the machine's N nodes (bsld with τ = 10 s; waits from the original submission to the
+    successful start; ``wasted_proc_s`` the node-seconds of the failed runs) and the variant's
+    own: ``nodes`` (N), ``failed_runs``, ``forced`` (runs forced to the request),
+    ``success_fraction`` (final p), ``weights`` (final w, zeros unless the perceptron).
 
-    ``span_s`` = last end − first submission (s); ``effective_utilisation`` = Σ q_j p_j of the
-    successful runs / (N · span); ``total_utilisation`` adds the failed runs' q_j · (end −
-    start); ``mean_slowdown`` the mean of (W + p)/p (eq. 2 of the paper), ``mean_bsld`` with
-    τ = 10 s, ``mean_wait_s`` the mean W (from the original submission to the successful start);
-    ``failed_runs``, ``forced`` (runs forced to the request), ``success_fraction`` (final p),
-    ``weights`` (final w, zeros unless the perceptron).
+    The paper's names: its *effective utilisation* (successful runs only) is ``utilisation``,
+    its *total utilisation* (failed runs included) ``utilisation_with_waste``, its slowdown
+    ``(W + T)/T`` (eq. 2) the stretch, ``avg_stretch`` (``docs/glossary.md``).
     """
 
-    jobs: int
     nodes: int
-    span_s: float
-    effective_utilisation: float
-    total_utilisation: float
-    mean_slowdown: float
-    mean_bsld: float
-    mean_wait_s: float
     failed_runs: int
     forced: int
     success_fraction: float
@@ -253,26 +245,26 @@ class MemorySummary:
 
     def to_dict(self) -> dict[str, float | int]:
         """Plain dict (JSON-ready), the weights flattened as ``w_<feature>``."""
-        out: dict[str, float | int] = {k: v for k, v in asdict(self).items() if k != "weights"}
+        out = super().to_dict()
+        del out["weights"]
         names = feature_names(len(self.weights) - 4)
         out.update({f"w_{name}": float(v) for name, v in zip(names, self.weights, strict=True)})
         return out
 
 
 @dataclass(frozen=True)
-class MemoryResult:
+class MemoryResult(RunResult):
     """A simulated memory-aware schedule.
 
     ``jobs``: one row per job in (submit time, job number) order: ``job_id, submit_s, procs,
     run_s, req_mem_mb, used_mem_mb, start_s, end_s, wait_s, failures, forced, alloc_mb,
-    node_memory_mb, slowdown, bsld`` (``alloc_mb``/``node_memory_mb`` of the successful run).
+    node_memory_mb, stretch, bsld`` (``alloc_mb``/``node_memory_mb`` of the successful run).
     ``runs``: one row per run in start order: ``job_id, start_s, end_s, alloc_mb,
     node_memory_mb, failed, estimate_mb, nodes_class1..K``.
     """
 
-    jobs: pl.DataFrame
-    runs: pl.DataFrame
     summary: MemorySummary
+    runs: pl.DataFrame
     config: MemoryConfig
 
 
@@ -412,29 +404,15 @@ def simulate_memory_arrays(
     )
 
 
-def _summary(
-    jobs: pl.DataFrame, runs: pl.DataFrame, out: MemoryArrays, nodes: int
-) -> MemorySummary:
-    span = float(jobs["end_s"].max() - jobs["submit_s"].min()) if jobs.height else 0.0
-    area = float((jobs["procs"].cast(pl.Float64) * jobs["run_s"]).sum())
-    failed = runs.filter(pl.col("failed"))
-    procs = jobs["procs"].to_numpy()
-    wasted = float(
-        (
-            procs[out.run_job[out.run_failed]] * (failed["end_s"] - failed["start_s"]).to_numpy()
-        ).sum()
-    )
-    scale = nodes * span
-    return MemorySummary(
-        jobs=jobs.height,
+def _summary(jobs: pl.DataFrame, out: MemoryArrays, nodes: int) -> MemorySummary:
+    failed = out.run_failed
+    procs = jobs["procs"].to_numpy()  # the engine's job order: the table's
+    wasted = procs[out.run_job[failed]] * (out.run_end_s[failed] - out.run_start_s[failed])
+    figures = run_figures(*table_arrays(jobs), nodes, tau_s=BSLD_TAU_S, wasted_proc_s=wasted)
+    return MemorySummary.from_figures(
+        figures,
         nodes=nodes,
-        span_s=span,
-        effective_utilisation=area / scale if scale > 0 else 0.0,
-        total_utilisation=(area + wasted) / scale if scale > 0 else 0.0,
-        mean_slowdown=float(jobs["slowdown"].mean()) if jobs.height else math.nan,
-        mean_bsld=float(jobs["bsld"].mean()) if jobs.height else math.nan,
-        mean_wait_s=float(jobs["wait_s"].mean()) if jobs.height else math.nan,
-        failed_runs=int(out.run_failed.sum()),
+        failed_runs=int(failed.sum()),
         forced=int(out.forced.sum()),
         success_fraction=out.success_fraction,
         weights=tuple(float(v) for v in out.weights),
@@ -496,11 +474,11 @@ def simulate_memory(jobs: pl.DataFrame | Trace, config: MemoryConfig | None = No
         pl.Series("forced", out.forced),
         pl.Series("alloc_mb", alloc),
         pl.Series("node_memory_mb", memory),
-    ).with_columns(
-        # wait, end, bsld (τ = 10 s) as everywhere; the paper's slowdown (eq. 2) is the stretch
-        job_metric_columns(BSLD_TAU_S)
-    ).rename({"stretch": "slowdown"}).select(
-        "job_id", "submit_s", "procs", "run_s", "req_mem_mb", "used_mem_mb", "start_s", "end_s",
-        "wait_s", "failures", "forced", "alloc_mb", "node_memory_mb", "slowdown", "bsld",
     )  # fmt: skip
-    return MemoryResult(result, runs, _summary(result, runs, out, config.nodes), config)
+    # wait, end, bsld (τ = 10 s) as everywhere; the paper's slowdown (eq. 2) is the stretch
+    result = with_job_metrics(result, tau_s=BSLD_TAU_S).select(
+        "job_id", "submit_s", "procs", "run_s", "req_mem_mb", "used_mem_mb", "start_s", "end_s",
+        "wait_s", "failures", "forced", "alloc_mb", "node_memory_mb", "stretch", "bsld",
+    )  # fmt: skip
+    summary = _summary(result, out, config.nodes)
+    return MemoryResult(jobs=result, summary=summary, runs=runs, config=config)

@@ -21,6 +21,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
+from scheduler.core.constants import BSLD_TAU_S
 from scheduler.core.errors import ConfigurationError
 from scheduler.predictors import PREDICTORS
 from scheduler.predictors.corrections import CORRECTIONS
@@ -29,17 +30,16 @@ from scheduler.predictors.nag import ETA
 from scheduler.predictors.nag import new_state as nag_state
 from scheduler.sim import _kernel as kernel
 from scheduler.sim import _predict_kernel as pk
-from scheduler.sim.engine import (
-    SimulationConfig,
-    SimulationResult,
+from scheduler.sim._jobs import (
+    TABLE_COLUMNS,
     check_choice,
-    check_jobs,
-    is_job_ordered,
     job_column,
+    job_matrix,
     machine_procs_value,
     trace_table,
 )
-from scheduler.sim.metrics import job_metric_columns, summarize
+from scheduler.sim.engine import SimulationConfig, SimulationResult
+from scheduler.sim.metrics import summarize, with_job_metrics
 from scheduler.traces.swf import Trace, used_procs
 
 BackfillOrder = Literal["easy", "sjbf"]
@@ -59,9 +59,7 @@ _CORRECTION_CODES = {
     "doubling": pk.CORR_DOUBLING,
 }
 _BACKFILL_ORDERS = ("easy", "sjbf")
-_TABLE_COLUMNS = (
-    "job_id", "submit_s", "run_s", "alloc_procs", "req_procs", "req_time_s", "user_id"
-)  # fmt: skip
+_TABLE_COLUMNS = (*TABLE_COLUMNS, "user_id")
 
 
 _RESULT_COLUMNS = (
@@ -156,30 +154,19 @@ def simulate_predicted_arrays(
     if name == "nag" and not lam >= 0:
         raise ConfigurationError(f"lam must be >= 0, got {lam}")
     m = machine_procs_value(machine_procs)
+    # the requested time is both the estimate the kernel starts from and the upper bound
     submit = job_column("submit_s", submit_s, None)
-    n = submit.shape[0]
-    if n == 0:
-        raise ConfigurationError("no job to simulate: the input holds 0 jobs")
-    ids = np.arange(n, dtype=np.float64) if job_id is None else job_column("job_id", job_id, n)
-    requested = job_column("requested_s", requested_s, n)
-    jobs = np.empty((kernel.JOB_ROWS, n), dtype=np.float64)
-    jobs[kernel.SUBMIT] = submit
-    jobs[kernel.PROCS] = job_column("procs", procs, n)
-    jobs[kernel.RUN] = job_column("run_s", run_s, n)
-    jobs[kernel.EST] = requested
-    jobs[kernel.REQ] = requested
-    jobs[kernel.JOBID] = ids
-    check_jobs(jobs, m)
+    requested = job_column("requested_s", requested_s, submit.shape[0])
+    matrix = job_matrix(submit, procs, run_s, requested, m, job_id=job_id)
+    jobs = matrix.jobs
+    n = jobs.shape[1]
     users = np.asarray(user_id)
     if users.shape != (n,):
         raise ConfigurationError(f"user_id has shape {users.shape}, expected ({n},)")
     _, user_index = np.unique(users, return_inverse=True)
     user_index = user_index.astype(np.int64).reshape(n)
-    order_ix = None
-    if n > 1 and not is_job_ordered(jobs[kernel.SUBMIT], jobs[kernel.JOBID]):
-        order_ix = np.lexsort((jobs[kernel.JOBID], jobs[kernel.SUBMIT]))
-        jobs = np.ascontiguousarray(jobs[:, order_ix])
-        user_index = np.ascontiguousarray(user_index[order_ix])
+    if matrix.order is not None:
+        user_index = np.ascontiguousarray(user_index[matrix.order])
     n_users = int(user_index.max()) + 1
     istate, iwork, fwork = kernel.new_state(jobs, m)
     pred = np.zeros(n)
@@ -193,13 +180,7 @@ def simulate_predicted_arrays(
         istate, iwork, fwork, pred, ncorr, feats, ustate, links, uhead, vec, acc,
     )  # fmt: skip
 
-    def restore(values: np.ndarray) -> np.ndarray:
-        if order_ix is None:
-            return values.copy()
-        out = np.empty_like(values)
-        out[order_ix] = values
-        return out
-
+    restore = matrix.restore
     return PredictedArrays(
         start_s=restore(fwork[kernel.START]),
         backfilled=restore(iwork[kernel.STATUS] == kernel.STARTED_BACKFILL),
@@ -271,9 +252,8 @@ def simulate_predicted(
             pl.Series("corrections", out.corrections),
         )
         .select(*_RESULT_COLUMNS)
-        .with_columns(job_metric_columns())
-        .sort("submit_s", "job_id")
     )
+    result = with_job_metrics(result, tau_s=BSLD_TAU_S).sort("submit_s", "job_id")
     config = SimulationConfig(
         machine_procs=m,
         primary="FCFS",
@@ -284,7 +264,7 @@ def simulate_predicted(
     )
     return PredictedResult(
         result,
-        summarize(result, m),
+        summarize(result, m, tau_s=BSLD_TAU_S),
         config,
         source_jobs=table,
         predictor=name,

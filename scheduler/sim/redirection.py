@@ -24,7 +24,7 @@ The exact semantics (event order at an instant, counters, the choice of the job,
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -34,15 +34,10 @@ from scheduler.core.errors import ConfigurationError
 from scheduler.policies import PolicyInputs, PriorityKey, get_policy, priority_key
 from scheduler.sim import _kernel as kernel
 from scheduler.sim import _redirect_kernel as rk
+from scheduler.sim._jobs import job_matrix, machine_procs_value, trace_table
 from scheduler.sim.cache import call_repairing_cache
-from scheduler.sim.engine import (
-    check_jobs,
-    is_job_ordered,
-    job_column,
-    machine_procs_value,
-    trace_table,
-)
-from scheduler.sim.metrics import job_metric_columns
+from scheduler.sim.metrics import RunFigures, run_figures, table_arrays, with_job_metrics
+from scheduler.sim.results import RunConfig, RunResult
 from scheduler.traces.swf import Trace, used_procs
 
 __all__ = [
@@ -116,11 +111,11 @@ def _backfill_name(value: object, where: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class RedirectConfig:
+class RedirectConfig(RunConfig):
     """Everything that defines a redirection run besides the jobs (processors; θ in
-    submissions, ``inf``: never; policy names canonical; ``None``: no backfilling)."""
+    submissions, ``inf``: never, ``None`` in :meth:`to_dict`; policy names canonical;
+    ``None``: no backfilling; τ of the bounded slowdown in seconds)."""
 
-    machine_procs: int
     main_procs: int
     dedicated_procs: int
     alpha: float
@@ -132,36 +127,15 @@ class RedirectConfig:
     balance: bool
     tau_s: float
 
-    def to_dict(self) -> dict[str, object]:
-        """Plain dict (JSON-ready; an infinite θ becomes ``None``)."""
-        out = asdict(self)
-        out["theta"] = None if math.isinf(self.theta) else self.theta
-        return out
-
 
 @dataclass(frozen=True)
-class RedirectSummary:
-    """Figures of one redirection run (units in the names; bsld dimensionless).
+class RedirectSummary(RunFigures):
+    """Figures of one redirection run: the shared :class:`~scheduler.sim.metrics.RunFigures`
+    (bsld with τ = ``tau_s`` of the run; m the whole machine, both pools; ``wasted_proc_s`` the
+    processor-seconds of the killed runs, which ``utilisation_with_waste`` adds to the useful
+    work of ``utilisation``) and the number of ``redirections``."""
 
-    ``utilisation`` is the useful work ``Σ q_j p_j / (m · makespan)``; ``utilisation_with_waste``
-    adds the processor-seconds of the killed runs to the numerator. m is the whole machine (both
-    pools) and the makespan is ``max end − min submit`` (s).
-    """
-
-    jobs: int
-    avg_wait_s: float
-    max_wait_s: float
-    avg_bsld: float
-    max_bsld: float
-    utilisation: float
-    utilisation_with_waste: float
-    makespan_s: float
-    wasted_proc_s: float
     redirections: int
-
-    def to_dict(self) -> dict[str, float | int]:
-        """Plain dict (JSON-ready)."""
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -184,7 +158,7 @@ class RedirectArrays:
 
 
 @dataclass(frozen=True)
-class RedirectResult:
+class RedirectResult(RunResult):
     """A simulated redirection schedule.
 
     ``jobs`` has one row per job in (submit time, job number) order with ``job_id, submit_s,
@@ -194,7 +168,6 @@ class RedirectResult:
     ``bsld`` with τ = ``config.tau_s``.
     """
 
-    jobs: pl.DataFrame
     summary: RedirectSummary
     config: RedirectConfig
     redirections: int
@@ -269,23 +242,13 @@ class RedirectSimulation:
     ) -> None:
         m = machine_procs_value(machine_procs)
         main_procs, dedicated_procs = pool_sizes(alpha, m)
-        submit = job_column("submit_s", submit_s, None)
-        n = submit.shape[0]
-        if n == 0:
-            raise ConfigurationError("no job to simulate: the input holds 0 jobs")
-        jobs = np.empty((kernel.JOB_ROWS, n), dtype=np.float64)
-        jobs[kernel.SUBMIT] = submit
-        jobs[kernel.PROCS] = job_column("procs", procs, n)
-        jobs[kernel.RUN] = job_column("run_s", run_s, n)
-        jobs[kernel.EST] = job_column("estimate_s", estimate_s, n)
-        jobs[kernel.REQ] = (
-            jobs[kernel.EST] if requested_s is None else job_column("requested_s", requested_s, n)
-        )
-        jobs[kernel.JOBID] = (
-            np.arange(n, dtype=np.float64) if job_id is None else job_column("job_id", job_id, n)
-        )
+        self._matrix = job_matrix(
+            submit_s, procs, run_s, estimate_s, m, requested_s=requested_s, job_id=job_id,
+            validate=validate,
+        )  # fmt: skip
+        jobs = self._matrix.jobs
+        n = jobs.shape[1]
         if validate:
-            check_jobs(jobs, m)
             wide = np.flatnonzero(jobs[kernel.PROCS] > main_procs)
             if wide.size:
                 j = int(wide[0])
@@ -295,11 +258,6 @@ class RedirectSimulation:
                     f"{alpha!r}): every job is submitted to the main pool; {wide.size} job(s) "
                     "too wide"
                 )
-        if n > 1 and not is_job_ordered(jobs[kernel.SUBMIT], jobs[kernel.JOBID]):
-            self._order: np.ndarray | None = np.lexsort((jobs[kernel.JOBID], jobs[kernel.SUBMIT]))
-            jobs = np.ascontiguousarray(jobs[:, self._order])
-        else:
-            self._order = None
         self.jobs = jobs
         self.machine_procs = m
         self.main_procs = main_procs
@@ -319,11 +277,8 @@ class RedirectSimulation:
             else _backfill_name(dedicated_backfill, "dedicated_backfill")
         )  # fmt: skip
         self.policies = (primary, backfill, dedicated_primary, dedicated_backfill)
-        self._first_submit = float(jobs[kernel.SUBMIT, 0])
-        inputs = PolicyInputs(
-            submit_s=jobs[kernel.SUBMIT], procs=jobs[kernel.PROCS],
-            estimate_s=jobs[kernel.EST], first_submit_s=self._first_submit,
-        )  # fmt: skip
+        inputs = self._matrix.policy_inputs()
+        self._first_submit = inputs.first_submit_s
         # the main pool's keys over every job, as in the base simulator
         self._keys_m = np.empty((4, n), dtype=np.float64)
         key = priority_key(primary, inputs, validate=validate)
@@ -437,14 +392,11 @@ class RedirectSimulation:
     def kernel_order(self) -> np.ndarray | None:
         """Permutation from the caller's job order to the kernel's (submit time, job number)
         order, or None when the caller's order already is the kernel's."""
-        return None if self._order is None else self._order.copy()
+        order = self._matrix.order
+        return None if order is None else order.copy()
 
     def _restore(self, values: np.ndarray) -> np.ndarray:
-        if self._order is None:
-            return values.copy()
-        out = np.empty_like(values)
-        out[self._order] = values
-        return out
+        return self._matrix.restore(values)
 
     def _redirected(self) -> np.ndarray:
         return ~np.isnan(self._killed)
@@ -540,31 +492,12 @@ def simulate_redirect_arrays(
     return simulation.arrays()
 
 
-def _summary(jobs: pl.DataFrame, machine_procs: int, redirections: int) -> RedirectSummary:
-    row = jobs.select(
-        pl.len().alias("jobs"),
-        pl.col("wait_s").mean().alias("avg_wait_s"),
-        pl.col("wait_s").max().cast(pl.Float64).alias("max_wait_s"),
-        pl.col("bsld").mean().alias("avg_bsld"),
-        pl.col("bsld").max().alias("max_bsld"),
-        (pl.col("end_s").max() - pl.col("submit_s").min()).cast(pl.Float64).alias("makespan_s"),
-        (pl.col("procs").cast(pl.Float64) * pl.col("run_s")).sum().alias("area"),
-        pl.col("wasted_proc_s").sum().alias("wasted"),
-    ).row(0, named=True)
-    makespan = float(row["makespan_s"])
-    scale = machine_procs * makespan
-    return RedirectSummary(
-        jobs=int(row["jobs"]),
-        avg_wait_s=float(row["avg_wait_s"]),
-        max_wait_s=float(row["max_wait_s"]),
-        avg_bsld=float(row["avg_bsld"]),
-        max_bsld=float(row["max_bsld"]),
-        utilisation=float(row["area"] / scale) if scale > 0 else 0.0,
-        utilisation_with_waste=float((row["area"] + row["wasted"]) / scale) if scale > 0 else 0.0,
-        makespan_s=makespan,
-        wasted_proc_s=float(row["wasted"]),
-        redirections=redirections,
-    )
+def _summary(
+    jobs: pl.DataFrame, machine_procs: int, tau_s: float, redirections: int
+) -> RedirectSummary:
+    figures = run_figures(*table_arrays(jobs), machine_procs, tau_s=tau_s,
+                          wasted_proc_s=jobs["wasted_proc_s"].to_numpy())  # fmt: skip
+    return RedirectSummary.from_figures(figures, redirections=redirections)
 
 
 def simulate_redirect(
@@ -634,9 +567,8 @@ def simulate_redirect(
             pl.Series("backfilled", out.backfilled),
         )
         .select(*_RESULT_COLUMNS)
-        .with_columns(job_metric_columns(float(tau_s)))
-        .sort("submit_s", "job_id")
     )
+    result = with_job_metrics(result, tau_s=float(tau_s)).sort("submit_s", "job_id")
     primary_name, backfill_name, d_primary, d_backfill = simulation.policies
     config = RedirectConfig(
         machine_procs=m,
@@ -651,4 +583,5 @@ def simulate_redirect(
         balance=bool(balance),
         tau_s=float(tau_s),
     )
-    return RedirectResult(result, _summary(result, m, out.redirections), config, out.redirections)
+    summary = _summary(result, m, float(tau_s), out.redirections)
+    return RedirectResult(result, summary, config, out.redirections)

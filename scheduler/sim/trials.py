@@ -27,7 +27,7 @@ import numpy as np
 from scheduler.core.constants import BSLD_TAU_S
 from scheduler.core.errors import ConfigurationError
 from scheduler.sim import _trials_kernel as kernel
-from scheduler.sim.engine import job_column, machine_procs_value
+from scheduler.sim._jobs import first_invalid, job_column, machine_procs_value
 
 __all__ = [
     "DEFAULT_MACHINE_PROCS",
@@ -121,18 +121,13 @@ def _jobs(
             f"n_state must be in 0..{n - 1} (the tuple has {n} jobs and Q must keep at least "
             f"one), got {n_state}"
         )
-    checks = (
-        ("submit_s", "a finite number", np.isfinite(submit), submit),
-        ("procs", f"an integer in 1..{m} (machine_procs)",
-         (procs_f >= 1) & (procs_f <= m) & (procs_f == np.floor(procs_f)), procs_f),
-        ("run_s", "> 0 and finite", (run > 0) & np.isfinite(run), run),
-    )  # fmt: skip
-    for name, expected, ok, values in checks:
-        if not ok.all():
-            bad = int(np.flatnonzero(~ok)[0])
-            raise ConfigurationError(
-                f"{name} must be {expected}, got {values[bad]:g} for job {bad} of the tuple"
-            )
+    columns = {"submit_s": submit, "procs": procs_f, "run_s": run}
+    bad = first_invalid(columns, m)
+    if bad is not None:
+        name, j, expected = bad
+        raise ConfigurationError(
+            f"{name} must be {expected}, got {columns[name][j]:g} for job {j} of the tuple"
+        )
     return submit, procs_f.astype(np.int64), run, n_state, m
 
 

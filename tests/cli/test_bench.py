@@ -160,7 +160,7 @@ def test_memory_figures_on_the_tiny_lanl_slice() -> None:
         assert set(part) == {"plain EASY (base engine)", *(run[0] for run in MEMORY_RUNS)}
         for label, _, estimator, _ in MEMORY_RUNS:
             summary = part[label]["summary"]
-            assert 0 < summary["effective_utilisation"] <= summary["total_utilisation"] <= 1
+            assert 0 < summary["utilisation"] <= summary["utilisation_with_waste"] <= 1
             assert part[label]["ratio_min"] <= part[label]["ratio_median"]
             if estimator == "none":
                 assert summary["failed_runs"] == 0

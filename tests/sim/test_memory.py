@@ -595,7 +595,7 @@ def check_conservation(result) -> None:
         order = np.lexsort((deltas, times))
         assert np.cumsum(deltas[order]).max(initial=0) <= cfg.class_nodes[c]
     summary = result.summary
-    assert 0 <= summary.effective_utilisation <= summary.total_utilisation <= 1 + 1e-12
+    assert 0 <= summary.utilisation <= summary.utilisation_with_waste <= 1 + 1e-12
 
 
 @settings(SETTINGS, max_examples=60)

@@ -58,7 +58,7 @@ def test_runs(study: Path) -> None:
     assert set(runs.filter(pl.col("kind") == "sweep")["second_memory_mb"]) == {8.0, 32.0}
     assert (runs["jobs"] == 955).all() and (runs["nodes"] == 1024).all()
     # failed runs count in the total utilisation only; the baseline never fails
-    assert (runs["effective_utilisation"] <= runs["total_utilisation"] + 1e-12).all()
+    assert (runs["utilisation"] <= runs["utilisation_with_waste"] + 1e-12).all()
     base = runs.filter(pl.col("variant") == "none")
     assert (base["failed_runs"] == 0).all() and (base["seed"] == 0).all()
     assert runs.filter(pl.col("variant") != "none")["failed_runs"].sum() > 0

@@ -37,7 +37,7 @@ def test_grid_ratios_and_tuning(study: Path) -> None:
     runs = grid.filter(pl.col("alpha") > 0)
     assert (runs["redirections"] >= 0).all() and (runs["redirections"] > 0).any()
     # useful work never exceeds the work including the killed runs
-    assert (runs["useful_utilisation"] <= runs["utilisation"] + 1e-12).all()
+    assert (runs["utilisation"] <= runs["utilisation_with_waste"] + 1e-12).all()
     # a smaller theta redirects at least as often, week by week, without load balancing
     free = runs.filter(~pl.col("balance")).sort("week", "alpha", "theta")
     for (_, _), part in free.group_by("week", "alpha"):

@@ -90,9 +90,9 @@ def format_memory_figures(figures: dict[str, Any]) -> list[str]:
         for label, f in part.items():
             summary = f["summary"]
             extra = (
-                f"  eff. util {summary['effective_utilisation']:.3f}, "
+                f"  eff. util {summary['utilisation']:.3f}, "
                 f"{summary['failed_runs']} failed runs"
-                if "effective_utilisation" in summary
+                if "failed_runs" in summary
                 else ""
             )
             target = " (target <= 1 s)" if "perceptron" in label else ""

@@ -13,7 +13,7 @@ from scheduler.cli.bench.logs import filtered_log
 from scheduler.cli.bench.timing import side_by_side, timing_line
 from scheduler.core.constants import WEEK_S
 from scheduler.sim.api import simulate
-from scheduler.sim.metrics import job_metric_columns
+from scheduler.sim.metrics import with_job_metrics
 from scheduler.sim.redirection import pool_sizes, simulate_redirect
 from scheduler.traces.calendar import TraceCalendar
 from scheduler.traces.swf import Trace, used_procs
@@ -109,8 +109,8 @@ def redirection_figures(
         "plain_utilisation": plain.summary.utilisation,
         # plain EASY's bsld with the redirection results' τ (the base simulator's is 10 s)
         "plain_avg_bsld_tau": float(
-            plain.jobs.select("submit_s", "start_s", "run_s")
-            .with_columns(job_metric_columns(result.config.tau_s))["bsld"].mean()
+            with_job_metrics(plain.jobs.select("submit_s", "start_s", "run_s"),
+                             tau_s=result.config.tau_s)["bsld"].mean()
         ),
         **times,
     }  # fmt: skip

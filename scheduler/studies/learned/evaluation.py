@@ -33,7 +33,7 @@ import polars as pl
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.sim.engine import simulate_arrays
-from scheduler.sim.metrics import bounded_slowdown
+from scheduler.sim.metrics import run_figures
 from scheduler.traces.swf import used_procs
 
 __all__ = [
@@ -156,9 +156,10 @@ def sequence_bsld(
     submit = part["submit_s"].to_numpy() - float(part["submit_s"][0])
     run = part["run_s"].to_numpy()
     requested = part["req_time_s"].to_numpy()
+    procs = part["procs"].to_numpy()
     start = simulate_arrays(
         submit,
-        part["procs"].to_numpy(),
+        procs,
         run,
         run if estimate == "clairvoyant" else requested,
         machine_procs,
@@ -167,4 +168,7 @@ def sequence_bsld(
         job_id=part["job_id"].to_numpy().astype(np.float64),
     )
     k = sequence.n_state
-    return float(bounded_slowdown(start[k:] - submit[k:], run[k:], tau_s).mean())
+    after = slice(k, None)
+    figures = run_figures(submit[after], start[after], run[after], procs[after], machine_procs,
+                          tau_s=tau_s)  # fmt: skip
+    return figures.avg_bsld

@@ -105,7 +105,7 @@ def _curves(frame: pd.DataFrame, x: str, colour: str, *, facets: str) -> ggplot:
 def utilisation_figure(intervals: pl.DataFrame) -> ggplot:
     """Effective (successful runs only) and total (failed runs included) utilisation against
     the offered load, per estimator variant; rows: the two utilisations, columns: schedulers."""
-    metrics = {"effective_utilisation": "effective", "total_utilisation": "total"}
+    metrics = {"utilisation": "effective", "utilisation_with_waste": "total"}
     frame = _frame(intervals, "load", metrics, "utilisation figure")
     return _curves(frame, "load", "variant", facets="quantity ~ panel") + wrapped_labs(
         title="Utilisation against offered load, with and without memory estimation",
@@ -117,7 +117,7 @@ def utilisation_figure(intervals: pl.DataFrame) -> ggplot:
 def slowdown_figure(intervals: pl.DataFrame) -> ggplot:
     """Mean slowdown (eq. 2, (W + T)/T) and mean bounded slowdown (τ = 10 s) against the offered
     load (log scale), per estimator variant and scheduler."""
-    metrics = {"mean_slowdown": "slowdown (eq. 2)", "mean_bsld": "bounded slowdown"}
+    metrics = {"avg_stretch": "slowdown (eq. 2)", "avg_bsld": "bounded slowdown"}
     frame = _frame(intervals, "load", metrics, "slowdown figure")
     return (
         _curves(frame, "load", "variant", facets="quantity ~ panel")
@@ -174,7 +174,7 @@ def failures_figure(intervals: pl.DataFrame) -> ggplot:
 def sweep_figure(ratios: pl.DataFrame) -> ggplot:
     """Effective utilisation with estimation / without, against the memory of the second node
     class (MB), at the sweep's load; the dashed line is 1 (no gain)."""
-    metrics = {"effective_utilisation_ratio": "effective utilisation ratio"}
+    metrics = {"utilisation_ratio": "effective utilisation ratio"}
     frame = _frame(ratios, "sweep", metrics, "memory sweep figure")
     load = ", ".join(f"{x:g}" for x in sorted(set(frame["load"])))
     return (

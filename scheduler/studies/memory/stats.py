@@ -38,19 +38,20 @@ __all__ = [
 #: The columns that name a cell (a point of a curve); the seed varies within a cell.
 CELL = ("kind", "trace", "scheduler", "variant", "estimator", "feedback", "gradient", "load",
         "second_memory_mb")  # fmt: skip
-#: The per-run quantities averaged over seeds (besides the perceptron weights ``w_*``).
+#: The per-run quantities averaged over seeds (besides the perceptron weights ``w_*``); the
+#: names of :class:`~scheduler.sim.memory.MemorySummary` (docs/glossary.md).
 METRICS = (
-    "effective_utilisation",  # Σ q·p of the successful runs / (N · span), dimensionless
-    "total_utilisation",  # the same with the failed runs' node-seconds added
-    "mean_slowdown",  # mean of (wait + run) / run (eq. 2 of the paper)
-    "mean_bsld",  # mean bounded slowdown, τ = 10 s
-    "mean_wait_s",  # mean wait from submission to the successful start, s
+    "utilisation",  # the paper's effective utilisation: Σ q·p / (N · makespan), dimensionless
+    "utilisation_with_waste",  # its total utilisation: the failed runs' node-seconds added
+    "avg_stretch",  # mean of (wait + run) / run, the paper's slowdown (eq. 2)
+    "avg_bsld",  # mean bounded slowdown, τ = 10 s
+    "avg_wait_s",  # mean wait from submission to the successful start, s
     "failed_runs",  # runs that failed (memory allocated below the memory used)
     "forced",  # decisions forced to the request after max_failures failures
     "success_fraction",  # successful runs / finished runs
 )
 #: The quantities divided by the baseline's in :func:`baseline_ratios`.
-RATIO_METRICS = ("effective_utilisation", "total_utilisation", "mean_slowdown", "mean_bsld")
+RATIO_METRICS = ("utilisation", "utilisation_with_waste", "avg_stretch", "avg_bsld")
 #: What the paper reports (FCFS, LANL-CM5, 512 x 32 MB + 512 x 24 MB): the effective utilisation
 #: gain at saturation, percent, per feedback, and the slowdown ratio "halved over most loads".
 PAPER = {
@@ -139,7 +140,8 @@ def paper_table(ratios: pl.DataFrame, saturation_load: float) -> pl.DataFrame:
 
     - ``utilisation gain at saturation (%)``: 100·(ratio − 1) of the effective utilisation at
       ``saturation_load`` (paper: +33 % implicit, +31 % explicit, FCFS);
-    - ``slowdown ratio at saturation``: the mean-slowdown ratio at that load;
+    - ``slowdown ratio at saturation``: the ratio of the paper's mean slowdown (eq. 2,
+      ``avg_stretch``) at that load;
     - ``slowdown ratio, median over loads``: the median over the loads of the mean ratios (the
       paper: about 0.5, "halved over most loads").
 
@@ -151,9 +153,9 @@ def paper_table(ratios: pl.DataFrame, saturation_load: float) -> pl.DataFrame:
         paper = PAPER.get(variant, {}) if scheduler == "fcfs" else {}
         at = part.filter((pl.col("load") - saturation_load).abs() < 1e-9)
         base = {"trace": trace, "scheduler": scheduler, "variant": variant}
-        utilisation = at.filter(pl.col("metric") == "effective_utilisation_ratio")
-        slowdown_at = at.filter(pl.col("metric") == "mean_slowdown_ratio")
-        slowdowns = part.filter(pl.col("metric") == "mean_slowdown_ratio")["mean"]
+        utilisation = at.filter(pl.col("metric") == "utilisation_ratio")
+        slowdown_at = at.filter(pl.col("metric") == "avg_stretch_ratio")
+        slowdowns = part.filter(pl.col("metric") == "avg_stretch_ratio")["mean"]
         for quantity, frame, scale, offset, key in (
             ("utilisation gain at saturation (%)", utilisation, 100.0, -1.0,
              "utilisation_gain_pct"),

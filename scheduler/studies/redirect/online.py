@@ -104,7 +104,7 @@ def online_theta_run(
         end = start + run
         finished = ~np.isnan(start) & (end >= low) & (end < high)
         wait = start[finished] - submit[finished]
-        bsld = bounded_slowdown(wait, run[finished], tau_s)
+        bsld = bounded_slowdown(wait, run[finished], tau_s=tau_s)
         count = int(finished.sum())
         total = float(bsld.sum())
         learned = bandit.update(index, BanditFeedback(total=total, count=count))

@@ -16,11 +16,20 @@ from scheduler.core.errors import ConfigurationError
 __all__ = [
     "GRID_COLUMNS",
     "ONLINE_COLUMNS",
+    "RUN_FIGURES",
     "best_cells",
     "heatmap_table",
     "online_table",
     "week_ratios",
 ]
+
+#: The figures of :func:`~scheduler.sim.metrics.run_figures` kept per run (τ = the study's
+#: ``tau_s``; ``utilisation`` the useful work, ``utilisation_with_waste`` with the killed runs'
+#: ``wasted_proc_s`` added; ``docs/glossary.md``).
+RUN_FIGURES = (
+    "avg_bsld", "max_bsld", "avg_wait_s", "utilisation", "utilisation_with_waste",
+    "wasted_proc_s",
+)  # fmt: skip
 
 #: One row per (log, week, α, θ, balance) run; the baseline has alpha 0 and theta inf.
 GRID_COLUMNS: dict[str, pl.DataType] = {
@@ -31,13 +40,8 @@ GRID_COLUMNS: dict[str, pl.DataType] = {
     "theta": pl.Float64(),
     "balance": pl.Boolean(),
     "jobs": pl.Int64(),
-    "avg_bsld": pl.Float64(),
-    "max_bsld": pl.Float64(),
-    "avg_wait_s": pl.Float64(),
-    "utilisation": pl.Float64(),
-    "useful_utilisation": pl.Float64(),
+    **{name: pl.Float64() for name in RUN_FIGURES},
     "redirections": pl.Int64(),
-    "wasted_procs_s": pl.Float64(),
 }
 
 

@@ -21,12 +21,13 @@ from scheduler.core.steps import (
     workflow_step,
 )
 from scheduler.sim.engine import simulate_arrays
-from scheduler.sim.metrics import bounded_slowdown
+from scheduler.sim.metrics import run_figures
 from scheduler.sim.redirection import simulate_redirect_arrays
 from scheduler.studies.redirect.online import online_rng, online_theta_run
 from scheduler.studies.redirect.stats import (
     GRID_COLUMNS,
     ONLINE_COLUMNS,
+    RUN_FIGURES,
     best_cells,
     heatmap_table,
     online_table,
@@ -83,21 +84,11 @@ def choose_weeks(
 
 def _figures(
     submit: np.ndarray, procs: np.ndarray, run: np.ndarray, start: np.ndarray,
-    wasted: np.ndarray, m: int, tau_s: float,
+    wasted: np.ndarray | None, m: int, tau_s: float,
 ) -> dict[str, float]:  # fmt: skip
-    wait = start - submit
-    bsld = bounded_slowdown(wait, run, tau_s)
-    makespan = float((start + run).max() - submit.min())
-    area = float((procs * run).sum())
-    waste = float(wasted.sum())
-    return {
-        "avg_bsld": float(bsld.mean()),
-        "max_bsld": float(bsld.max()),
-        "avg_wait_s": float(wait.mean()),
-        "useful_utilisation": area / (m * makespan) if makespan > 0 else 0.0,
-        "utilisation": (area + waste) / (m * makespan) if makespan > 0 else 0.0,
-        "wasted_procs_s": waste,
-    }
+    """The :data:`RUN_FIGURES` of one run (:func:`~scheduler.sim.metrics.run_figures`)."""
+    figures = run_figures(submit, start, run, procs, m, tau_s=tau_s, wasted_proc_s=wasted)
+    return {name: getattr(figures, name) for name in RUN_FIGURES}
 
 
 def _week_arrays(
@@ -156,7 +147,7 @@ def simulate_alpha(
         if alpha is None:
             start = simulate_arrays(submit, procs, run, requested, m, primary=primary,
                                     backfill=backfill, job_id=ids)  # fmt: skip
-            figures = _figures(submit, procs, run, start, np.zeros(0), m, tau_s)
+            figures = _figures(submit, procs, run, start, None, m, tau_s)
             rows.append({**base, "alpha": 0.0, "theta": math.inf, "balance": False,
                          "redirections": 0, **figures})  # fmt: skip
             continue

@@ -4,9 +4,9 @@ A simulation job of the queue-tuning study takes a batch of resampled weeks (a t
 :data:`scheduler.traces.resample.WEEK_COLUMNS`) and one policy pair (primary policy, backfilling
 policy) under every threshold Θ of the study and simulates every week on its own, from an empty
 machine until it drains.
-Per week it keeps the figures of :data:`WEEKLY_COLUMNS`; they are computed with NumPy straight
-from the start times (the same definitions as :func:`scheduler.sim.metrics.summarize`, which is too
-slow to call hundreds of thousands of times).
+Per week it keeps the figures of :data:`WEEKLY_COLUMNS`, computed straight from the start times
+by :func:`scheduler.sim.metrics.run_figures` (the one definition of each; τ = 10 s), without
+building a table per week.
 """
 
 from __future__ import annotations
@@ -21,23 +21,16 @@ from scheduler.core.constants import BSLD_TAU_S
 from scheduler.core.errors import ConfigurationError
 from scheduler.policies import get_policy
 from scheduler.sim.arrays import WeekArrays
-from scheduler.sim.metrics import bounded_slowdown
+from scheduler.sim.metrics import run_figures
 from scheduler.sim.sweep import simulate_thresholds
 from scheduler.studies.tuning.schema import WEEKLY_COLUMNS
 
-__all__ = ["simulate_weeks"]
+__all__ = ["WEEK_FIGURES", "simulate_weeks"]
 
 
-def _week_figures(
-    submit: np.ndarray, run: np.ndarray, procs: np.ndarray, start: np.ndarray, machine_procs: int
-) -> tuple[float, float, float, float, float]:
-    """(AvgWait, MaxWait, AVEbsld, MaxBsld, utilisation) of one simulated week (seconds)."""
-    wait = start - submit
-    bsld = bounded_slowdown(wait, run, BSLD_TAU_S)
-    makespan = float((start + run).max() - submit.min())
-    area = float((procs * run).sum())  # not np.dot: BLAS threads would spin beside the kernel
-    utilisation = area / (machine_procs * makespan) if makespan > 0 else 0.0
-    return float(wait.mean()), float(wait.max()), float(bsld.mean()), float(bsld.max()), utilisation
+#: The figures of :func:`~scheduler.sim.metrics.run_figures` a week keeps (AvgWait, MaxWait,
+#: AVEbsld, MaxBsld, utilisation), in the order of :data:`WEEKLY_COLUMNS`.
+WEEK_FIGURES = ("avg_wait_s", "max_wait_s", "avg_bsld", "max_bsld", "utilisation")
 
 
 def simulate_weeks(
@@ -77,7 +70,7 @@ def simulate_weeks(
         if math.isnan(value) or value < 0:
             raise ConfigurationError(f"threshold {label} must be >= 0 seconds, got {value}")
     n_weeks = weeks.week_index.size
-    figures = np.empty((len(values), n_weeks, 5), dtype=np.float64)
+    figures = np.empty((len(values), n_weeks, len(WEEK_FIGURES)), dtype=np.float64)
     counts = np.diff(weeks.bounds)
     for k in range(n_weeks):
         lo, hi = weeks.bounds[k], weeks.bounds[k + 1]
@@ -88,7 +81,8 @@ def simulate_weeks(
             job_id=weeks.job_id[lo:hi], validate=False,
         )  # fmt: skip
         for t, start in enumerate(starts):
-            figures[t, k] = _week_figures(submit, run, procs, start, machine_procs)
+            week = run_figures(submit, start, run, procs, machine_procs, tau_s=BSLD_TAU_S)
+            figures[t, k] = [getattr(week, name) for name in WEEK_FIGURES]
     rows = len(values) * n_weeks
     columns = {
         "trace": [trace] * rows,
@@ -99,10 +93,6 @@ def simulate_weeks(
         "threshold": np.repeat(labels, n_weeks).tolist(),
         "threshold_s": np.repeat(values, n_weeks),
         "jobs": np.tile(counts.astype(np.int64), len(values)),
-        "avg_wait_s": figures[:, :, 0].ravel(),
-        "max_wait_s": figures[:, :, 1].ravel(),
-        "avg_bsld": figures[:, :, 2].ravel(),
-        "max_bsld": figures[:, :, 3].ravel(),
-        "utilisation": figures[:, :, 4].ravel(),
+        **{name: figures[:, :, i].ravel() for i, name in enumerate(WEEK_FIGURES)},
     }
     return pl.DataFrame(columns, schema=WEEKLY_COLUMNS)

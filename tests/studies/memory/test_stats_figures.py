@@ -42,9 +42,9 @@ def _row(kind, scheduler, variant, estimator, feedback, load, memory, seed) -> d
         "estimator": estimator, "feedback": feedback,
         "gradient": "literal" if estimator == "perceptron" else "", "load": load,
         "second_memory_mb": memory, "seed": seed, "offered_load": load, "scale_factor": 1.0,
-        "jobs": 100, "nodes": 1024, "span_s": 1e5, "effective_utilisation": base * gain,
-        "total_utilisation": base * gain * 1.05, "mean_slowdown": 10.0 / gain,
-        "mean_bsld": 5.0 / gain, "mean_wait_s": 100.0 / gain,
+        "jobs": 100, "nodes": 1024, "makespan_s": 1e5, "utilisation": base * gain,
+        "utilisation_with_waste": base * gain * 1.05, "avg_stretch": 10.0 / gain,
+        "avg_bsld": 5.0 / gain, "avg_wait_s": 100.0 / gain,
         "failed_runs": 0 if variant == "none" else int(rng.integers(5, 50)), "forced": 0,
         "success_fraction": 1.0 if variant == "none" else 0.8,
         **{f"w_{name}": (0.0 if estimator != "perceptron" else rng.normal() + i)
@@ -73,24 +73,24 @@ def test_intervals_are_t_intervals_over_seeds(runs: pl.DataFrame) -> None:
     cell = intervals.filter(
         (pl.col("kind") == "load") & (pl.col("scheduler") == "easy")
         & (pl.col("variant") == "history") & (pl.col("load") == 1.1)
-        & (pl.col("metric") == "effective_utilisation")
+        & (pl.col("metric") == "utilisation")
     )  # fmt: skip
     values = runs.filter(
         (pl.col("kind") == "load") & (pl.col("scheduler") == "easy")
         & (pl.col("variant") == "history") & (pl.col("load") == 1.1)
-    )["effective_utilisation"].to_numpy()  # fmt: skip
+    )["utilisation"].to_numpy()  # fmt: skip
     low, high = scipy_stats.t.interval(0.9, len(values) - 1, loc=values.mean(),
                                        scale=scipy_stats.sem(values))  # fmt: skip
     assert cell.height == 1 and cell["seeds"][0] == len(SEEDS)
     assert cell["mean"][0] == pytest.approx(values.mean())
     assert (cell["low"][0], cell["high"][0]) == pytest.approx((low, high))
     # the baseline is one deterministic run: its interval is the point
-    base = intervals.filter((pl.col("variant") == "none") & (pl.col("metric") == "mean_bsld"))
+    base = intervals.filter((pl.col("variant") == "none") & (pl.col("metric") == "avg_bsld"))
     assert (base["seeds"] == 1).all() and (base["low"] == base["mean"]).all()
     assert (base["high"] == base["mean"]).all()
     # every cell has every metric and weight
     metrics = set(intervals["metric"])
-    assert {"effective_utilisation", "failed_runs", "w_bias", "w_free_class2"} <= metrics
+    assert {"utilisation", "failed_runs", "w_bias", "w_free_class2"} <= metrics
     assert intervals.group_by(list(CELL)).len()["len"].n_unique() == 1
 
 
@@ -107,12 +107,12 @@ def test_ratios_are_taken_seed_by_seed(runs: pl.DataFrame) -> None:
     row = ratios.filter(
         (pl.col("kind") == "sweep") & (pl.col("scheduler") == "fcfs")
         & (pl.col("variant") == "perceptron-explicit") & (pl.col("second_memory_mb") == 16.0)
-        & (pl.col("metric") == "mean_slowdown_ratio")
+        & (pl.col("metric") == "avg_stretch_ratio")
     )  # fmt: skip
     cell = runs.filter((pl.col("kind") == "sweep") & (pl.col("scheduler") == "fcfs")
                        & (pl.col("second_memory_mb") == 16.0))  # fmt: skip
-    base = cell.filter(pl.col("variant") == "none")["mean_slowdown"][0]
-    values = cell.filter(pl.col("variant") == "perceptron-explicit")["mean_slowdown"] / base
+    base = cell.filter(pl.col("variant") == "none")["avg_stretch"][0]
+    values = cell.filter(pl.col("variant") == "perceptron-explicit")["avg_stretch"] / base
     assert row.height == 1 and row["mean"][0] == pytest.approx(values.mean())
     assert row["low"][0] < row["mean"][0] < row["high"][0]
 
@@ -120,7 +120,7 @@ def test_ratios_are_taken_seed_by_seed(runs: pl.DataFrame) -> None:
 def test_summary_and_paper_tables(runs: pl.DataFrame) -> None:
     summary = summary_table(seed_intervals(runs))
     assert summary.height == 2 * len(VARIANTS) * len(LOADS)  # load runs only
-    assert {"effective_utilisation", "effective_utilisation_low", "mean_slowdown_high",
+    assert {"utilisation", "utilisation_low", "avg_stretch_high",
             "failed_runs"} <= set(summary.columns)  # fmt: skip
     paper = paper_table(baseline_ratios(runs), 1.1)
     # per scheduler and non-baseline variant: gain and slowdown at saturation, median slowdown
@@ -131,8 +131,8 @@ def test_summary_and_paper_tables(runs: pl.DataFrame) -> None:
     assert gain["paper"][0] == 33.0
     ratios = runs.filter((pl.col("kind") == "load") & (pl.col("scheduler") == "fcfs")
                          & (pl.col("load") == 1.1))  # fmt: skip
-    base = ratios.filter(pl.col("variant") == "none")["effective_utilisation"][0]
-    measured = ratios.filter(pl.col("variant") == "perceptron-implicit")["effective_utilisation"]
+    base = ratios.filter(pl.col("variant") == "none")["utilisation"][0]
+    measured = ratios.filter(pl.col("variant") == "perceptron-implicit")["utilisation"]
     assert gain["schedlab"][0] == pytest.approx(100 * (measured.mean() / base - 1))
     explicit = paper.filter((pl.col("scheduler") == "fcfs")
                             & (pl.col("variant") == "perceptron-explicit"))  # fmt: skip
@@ -152,7 +152,7 @@ def test_utilisation_and_slowdown_figures(runs: pl.DataFrame) -> None:
     assert set(data["load"]) == set(LOADS) and (data["kind"] == "load").all()
     assert "utilisation" in plot.labels.title.lower()
     slowdown = figures.slowdown_figure(intervals)
-    assert set(slowdown.data["metric"]) == {"mean_slowdown", "mean_bsld"}
+    assert set(slowdown.data["metric"]) == {"avg_stretch", "avg_bsld"}
     assert "log" in slowdown.labels.y
     failures = figures.failures_figure(intervals)
     assert set(failures.data["metric"]) == {"failed_runs"}

@@ -84,8 +84,8 @@ def test_period_costs_are_the_mean_bsld_of_the_jobs_finished_in_the_period() -> 
 def _row(week: int, split: str, alpha: float, theta: float, avg: float) -> dict:
     return {"trace": "L", "week": week, "split": split, "alpha": alpha, "theta": theta,
             "balance": False, "jobs": 10, "avg_bsld": avg, "max_bsld": 2 * avg,
-            "avg_wait_s": 1.0, "utilisation": 0.5, "useful_utilisation": 0.5,
-            "redirections": 3, "wasted_procs_s": 0.0}  # fmt: skip
+            "avg_wait_s": 1.0, "utilisation": 0.5, "utilisation_with_waste": 0.5,
+            "redirections": 3, "wasted_proc_s": 0.0}  # fmt: skip
 
 
 def test_online_table_by_hand() -> None:

@@ -100,9 +100,9 @@ def _grid() -> pl.DataFrame:
             "max_bsld": 100.0,
             "avg_wait_s": 1.0,
             "utilisation": 0.5,
-            "useful_utilisation": 0.5,
+            "utilisation_with_waste": 0.5,
             "redirections": 0,
-            "wasted_procs_s": 0.0,
+            "wasted_proc_s": 0.0,
         }
         rows.append(baseline)
         for alpha, theta, value in ((0.1, 5.0, 8.0 + week), (0.1, 20.0, 9.0), (0.2, 5.0, 12.0)):

@@ -22,8 +22,9 @@ BASE = Baseline()
 
 def run(trace: str, primary: str, backfill: str, avg: float, most: float, threshold="none"):
     summary = RunSummary(
-        jobs=1000, avg_wait_s=avg, max_wait_s=most, avg_bsld=2.0, max_bsld=9.0,
-        utilisation=0.7, makespan_s=1e6, backfilled_jobs=10, total_wait_s=avg * 1000,
+        jobs=1000, avg_wait_s=avg, max_wait_s=most, total_wait_s=avg * 1000, avg_bsld=2.0,
+        max_bsld=9.0, avg_stretch=3.0, makespan_s=1e6, utilisation=0.7,
+        utilisation_with_waste=0.7, wasted_proc_s=0.0, backfilled_jobs=10,
     )  # fmt: skip
     seconds = math.inf if threshold == "none" else 72000.0
     return whole_log_run(
