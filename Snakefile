@@ -17,11 +17,12 @@ configfile: "config/traces.yaml"
 configfile: "config/config.yaml"
 
 
-report: "workflow/report/workflow.rst"
-
-
 include: "workflow/rules/common.smk"
 include: "workflow/rules/traces.smk"
+
+
+# The report's front page: one paragraph per study of the run (written by common.smk).
+report: landing_page()
 
 
 rule all:

@@ -21,13 +21,17 @@ Invariants:
   e.g. the learned policies' names).
 - A worker that dies (killed, out of memory) fails the steps it was running with an error that
   says so; the next step starts a fresh pool.
+- A worker whose parent dies (Snakemake killed, even with SIGKILL) exits within
+  :data:`PARENT_POLL_S` seconds instead of living on as an orphan.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import pickle
 import threading
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -48,7 +52,21 @@ class WorkerError(SchedlabError):
     the worker itself died); the message holds the original exception and its traceback."""
 
 
-def _run_setup(setup: Sequence[SetupCall]) -> None:
+#: How often a worker checks that the process that started it is alive, seconds.
+PARENT_POLL_S = 1.0
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Watch the parent process; exit this worker at once when it is gone (its parent id
+    changes: the orphan is adopted by init or a subreaper)."""
+    while True:
+        time.sleep(PARENT_POLL_S)
+        if os.getppid() != parent:
+            os._exit(70)  # EX_SOFTWARE: nothing to clean up, the steps write atomically
+
+
+def _run_setup(parent: int, setup: Sequence[SetupCall]) -> None:
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
     for function, args in setup:
         function(*args)
 
@@ -95,7 +113,7 @@ class StepPool:
                     max_workers=self.processes,
                     mp_context=multiprocessing.get_context("spawn"),
                     initializer=_run_setup,
-                    initargs=(self.setup,),
+                    initargs=(os.getpid(), self.setup),
                 )
             return self._executor
 

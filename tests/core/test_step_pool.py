@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import os
 import re
+import signal
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 from support import pool_steps
 
-from scheduler.core.step_pool import StepPool, WorkerError
+from scheduler.core.step_pool import PARENT_POLL_S, StepPool, WorkerError
 from scheduler.core.steps import StepError
 
 
@@ -86,3 +90,44 @@ def test_a_dead_worker_fails_its_step_and_the_next_step_gets_a_new_pool() -> Non
 def test_a_pool_needs_a_process() -> None:
     with pytest.raises(ValueError, match="at least 1 process"):
         StepPool(0)
+
+
+def test_workers_exit_when_their_parent_is_killed(tmp_path: Path) -> None:
+    """A Snakemake killed with SIGKILL leaves no worker behind: each exits within about
+    PARENT_POLL_S seconds of its parent."""
+    script = tmp_path / "parent.py"
+    pids = tmp_path / "pids"
+    script.write_text(
+        "import time\n"
+        "from scheduler.core.step_pool import StepPool\n"
+        "from support import pool_steps\n"
+        "if __name__ == '__main__':  # spawned workers import this module again\n"
+        "    pool = StepPool(2)\n"
+        "    pids = {pool.run(pool_steps.pid_and_sum, [])[0] for _ in range(8)}\n"
+        f"    open({str(pids)!r}, 'w').write(' '.join(map(str, pids)))\n"
+        "    time.sleep(600)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    parent = subprocess.Popen([sys.executable, str(script)], env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while not (pids.is_file() and pids.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        workers = [int(pid) for pid in pids.read_text().split()]
+        assert workers and all(_alive(pid) for pid in workers)
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+    deadline = time.monotonic() + 10 * PARENT_POLL_S
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in workers)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:  # a zombie is not alive
+        return handle.read().split(")")[-1].split()[0] != "Z"

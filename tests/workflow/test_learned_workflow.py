@@ -103,7 +103,7 @@ def test_learned_functions_are_policies_of_the_tuning_study(tmp_path: Path, kth_
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"trials": 0}, "['learned']['trials']"),  # the schema names the key
+        ({"trials": 0}, "config learned.trials: must be >= 1"),  # the schema names the key
         ({"evaluation": {"workloads": ["NOPE"]}}, "unknown trace 'NOPE'"),
         ({"evaluation": {"policies": ["FCFS", "XYZ"]}}, "unknown policy 'XYZ'"),
     ],

@@ -42,7 +42,7 @@ def test_filter_report(study: Path) -> None:
     assert report["jobs_in"] == 1500 and report["removed_no_used_memory"] == 446
     assert report["removed_no_requested_memory"] == 99 and report["raised_under_request"] == 221
     assert report["jobs_out"] == report["jobs_simulated"] == 955
-    assert report["provenance"]["step"] == "memory_filter"
+    assert report["provenance"]["step"] == "studies.memory.steps.filter_memory_jobs"
     table = read_csv(study / f"{MEMORY}/tables/filter.csv")
     assert table["jobs_out"].to_list() == [955]
 
@@ -78,7 +78,8 @@ def test_tables_and_figures(study: Path) -> None:
     for name in ("utilisation", "slowdown", "weights", "failures", "memory_sweep"):
         png = study / f"{MEMORY}/figures/{name}.png"
         assert png.stat().st_size > 10_000, name
-        assert '"step": "figure"' in png_text(png)["Description"], name
+        step = '"step": "studies.memory.steps.memory_figure"'
+        assert step in png_text(png)["Description"], name
     log = (study / "logs/memory/LANL-CM5-tiny/runs/fcfs/load-1.log").read_text()
     assert "7 runs of 955 jobs" in log
 

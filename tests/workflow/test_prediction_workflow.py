@@ -95,7 +95,7 @@ def test_figures_are_real_images_with_provenance(study: Path) -> None:
         png = figures / f"{name}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
         assert (figures / f"{name}.pdf").read_bytes()[:5] == b"%PDF-", name
-        assert '"step": "figure"' in png_text(png)["Description"], name
+        assert '"step": "studies.prediction.steps.' in png_text(png)["Description"], name
 
 
 def test_rerun_does_nothing_and_report_builds(study: Path) -> None:

@@ -76,7 +76,8 @@ def test_figures(study: Path) -> None:
     for name in ("heatmap_avg_bsld", "heatmap_max_bsld", "best_boxplot"):
         png = study / f"results/redirect/figures/{name}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
-        assert '"step": "figure"' in png_text(png)["Description"], name
+        step = '"step": "studies.redirect.steps.redirect_figure"'
+        assert step in png_text(png)["Description"], name
 
 
 def test_rerun_nothing_and_a_new_alpha_runs_one_job(study: Path, tmp_path: Path) -> None:

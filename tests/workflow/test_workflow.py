@@ -324,7 +324,7 @@ def test_logs_and_benchmarks_are_written(study: Path) -> None:
     assert benchmark.read_text().startswith("s\th:m:s")
     fetched = json.loads((study / "resources/traces/KTH-slice.fetch.json").read_text())
     assert fetched["origin"] == "mirror" and fetched["source_path"].endswith("KTH-slice.swf.gz")
-    assert fetched["provenance"]["step"] == "download"
+    assert fetched["provenance"]["step"] == "traces.steps.download_trace"
 
 
 def test_rerun_does_nothing(study: Path) -> None:

@@ -3,12 +3,15 @@
 # name: a study is a registered object of the package (scheduler.studies.common.study), with its
 # plan, its config section's schema and its rules file workflow/rules/<name>.smk.
 import re
+from pathlib import Path
 
 from snakemake.logging import logger
 
 from scheduler.core.code_hash import step_hash
 from scheduler.core.step_pool import StepPool
+from scheduler.core.atomic import atomic_write_bytes
 from scheduler.studies.common import paths as trace_paths
+from scheduler.studies.common.reference import report_landing_page
 from scheduler.studies.common.study import (
     STUDIES,
     plan_studies,
@@ -30,6 +33,18 @@ SETUP_CALLS = setup_calls(config)
 PLANS = plan_studies(config)
 # The report's category of each study (its title).
 TITLES = {name: STUDIES[name].title for name in PLANS}
+
+
+def landing_page():
+    """The report's front page for this run's studies (the Snakefile's `report:`), written
+    under .snakemake/ when it changes: it names every study run, with a paragraph and a link
+    each (scheduler.studies.common.reference.report_landing_page)."""
+    path = Path(".snakemake", "schedlab", "report.rst").resolve()
+    text = report_landing_page(config).encode("utf-8")
+    if not path.is_file() or path.read_bytes() != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, text)
+    return str(path)
 
 
 # -- running a step -------------------------------------------------------------------------------
