@@ -27,6 +27,7 @@ import sys
 
 from scheduler.cli import (
     bench,
+    compare,
     config,
     generate,
     prediction,
@@ -47,7 +48,9 @@ EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
 
 #: Command-group modules, each with ``add_commands(subparsers)``, in the order of ``--help``.
-COMMAND_GROUPS = (traces, generate, simulate, prediction, warmup, bench, timings, config)
+COMMAND_GROUPS = (
+    traces, generate, simulate, prediction, warmup, bench, timings, config, compare,
+)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -63,17 +63,17 @@ def redirect_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     paths = {name: folder / f"{name}.parquet" for name in ("filtered", "weeks", "grid", "online",
                                                            "baseline")}  # fmt: skip
     trace_steps.filter_trace(str(KTH_SLICE), str(paths["filtered"]), str(folder / "report.json"),
-                             trace="KTH-slice")  # fmt: skip
+                             trace="KTH-slice", machine_procs=None, overrun="drop")  # fmt: skip
     redirect_steps.choose_weeks(str(paths["filtered"]), str(paths["weeks"]),
                                 str(folder / "weeks.csv"), trace="KTH-slice", count=2,
                                 min_load=0.3, step_days=1, split="alternate")  # fmt: skip
     common = {"trace": "KTH-slice", "thetas": [2, 20], "balance": [False, True],
               "primary": "FCFS", "backfill": "FCFS", "tau_s": TAU_S, "max_alpha": 0.2}
-    for alpha, key in (("0.2", "grid"), ("baseline", "baseline")):
+    for alpha, key in ((0.2, "grid"), (None, "baseline")):
         redirect_steps.simulate_alpha(str(paths["filtered"]), str(paths["weeks"]),
                                       str(paths[key]), alpha=alpha, **common)  # fmt: skip
     redirect_steps.simulate_online(str(paths["filtered"]), str(paths["weeks"]),
-                                   str(paths["online"]), alpha="0.2", selectors=["ucb"],
+                                   str(paths["online"]), alpha=0.2, selectors=["ucb"],
                                    period_s=86400.0, seed=1, **common)  # fmt: skip
     return paths
 

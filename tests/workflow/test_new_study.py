@@ -25,7 +25,7 @@ TEMPLATE = ROOT / "tests" / "support" / "example_study"
 
 def tree_digest(*roots: Path) -> dict[str, str]:
     """Relative path -> SHA-256 of every file below ``roots`` (caches and results aside)."""
-    skip = ("__pycache__", ".snakemake", "results", "logs", "resources/traces", ".pytest_cache")
+    skip = ("__pycache__", ".snakemake", "results", "logs", "benchmarks", "resources/traces")
     digest = {}
     for root in roots:
         for path in sorted(root.rglob("*")):
@@ -37,8 +37,9 @@ def tree_digest(*roots: Path) -> dict[str, str]:
 
 def scheduler_command(package: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(package)}
+    # run from the package's folder: `python -m` puts the working directory first on sys.path
     return subprocess.run([sys.executable, "-m", "scheduler", *args], capture_output=True,
-                          text=True, env=env, check=True, timeout=300)  # fmt: skip
+                          text=True, env=env, check=True, timeout=300, cwd=package)  # fmt: skip
 
 
 def test_a_new_study_is_only_its_own_files(tmp_path: Path, kth_path: Path) -> None:
@@ -73,8 +74,8 @@ def test_a_new_study_is_only_its_own_files(tmp_path: Path, kth_path: Path) -> No
     assert record["step"] == "studies.example.steps.count_jobs"
     assert record["config"] == {"trace": "KTH-slice", "factor": 3.0}
     assert (project / "logs" / "example" / "KTH-slice" / "count.log").is_file()
-    report = snakemake(project, "--report", "report.html", pythonpath=package)
-    assert report.returncode == 0 and "counts" in (project / "report.html").read_text()
+    report = snakemake(project, "--report", str(tmp_path / "report.html"), pythonpath=package)
+    assert report.returncode == 0 and "counts" in (tmp_path / "report.html").read_text()
 
     # removed: the project is file for file what it was, and the other studies still plan
     for relative in added:

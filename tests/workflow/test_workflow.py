@@ -300,7 +300,7 @@ def test_outputs_record_config_and_versions(study: Path) -> None:
         study / "results/tuning/KTH-slice/sims/train/SPF/FCFS/batch1.parquet"
     )
     assert record["config"]["primary"] == "SPF"
-    assert sorted(record["config"]["thresholds"]) == ["20h", "none"]
+    assert sorted(label for label, _ in record["config"]["thresholds"]) == ["20h", "none"]
     assert set(record["versions"]) >= {"schedlab", "numba", "polars", "snakemake"}
     first_line = (study / "results/tuning/tables/protocol.csv").read_text().splitlines()[0]
     assert first_line.startswith("# provenance: {") and '"statsmodels"' in first_line
