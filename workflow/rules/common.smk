@@ -65,7 +65,9 @@ def step_pool():
             and workflow.local_exec
             and workflow.use_threads
         )
-        _STEP_POOL.append(StepPool(workflow.cores, setup=SETUP_CALLS) if in_use else None)
+        _STEP_POOL.append(
+            StepPool(workflow.cores, setup=SETUP_CALLS) if in_use else None
+        )
         if in_use:
             logger.info(
                 f"Steps run in a pool of {workflow.cores} worker processes "
@@ -94,7 +96,8 @@ def run_step(step, input, output, log, params):
     its log and the step settings the plan computed (``params.settings``), in a worker process
     of the step pool when it is in use (same files, same result, same error either way).
     Inputs named with a leading underscore are files the step reads through something else
-    (a fit file that a policy reads through the policy registry): they are not passed."""
+    (a fit file that a policy reads through the policy registry): they are not passed.
+    """
     inputs = {name: files for name, files in input.items() if not name.startswith("_")}
     kwargs = {**inputs, **dict(output.items())}
     kwargs.update(params.get("settings") or {})
@@ -108,16 +111,19 @@ def run_step(step, input, output, log, params):
 def reported(outputs, study):
     """A rule's outputs as a study's plan describes them (step parameter -> path, or
     scheduler.studies.common.paths.Reported for an output of the report), with report() around
-    the reported ones: caption workflow/report/<study>/<caption>, category the study's title."""
+    the reported ones: caption workflow/report/<study>/<caption>, category the study's title.
+    """
     return {
-        name: item
-        if isinstance(item, str)
-        else report(
-            item.path,
-            caption=f"../report/{study}/{item.caption}",
-            category=TITLES[study],
-            subcategory=item.subcategory,
-            labels=dict(item.labels),
+        name: (
+            item
+            if isinstance(item, str)
+            else report(
+                item.path,
+                caption=f"../report/{study}/{item.caption}",
+                category=TITLES[study],
+                subcategory=item.subcategory,
+                labels=dict(item.labels),
+            )
         )
         for name, item in outputs.items()
     }

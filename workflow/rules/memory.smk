@@ -7,8 +7,8 @@ MEMORY = PLANS["memory"]
 
 
 wildcard_constraints:
-    memory_figure=_alternatives(memory_steps.FIGURES),
     **MEMORY.wildcards,
+    memory_figure=_alternatives(memory_steps.FIGURES),
 
 
 rule memory_filter:

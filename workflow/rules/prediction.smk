@@ -7,10 +7,10 @@ PREDICTION = PLANS["prediction"]
 
 
 wildcard_constraints:
+    **PREDICTION.wildcards,
     prediction_figure=_alternatives(
         prediction_steps.TRACE_FIGURES + prediction_steps.STUDY_FIGURES
     ),
-    **PREDICTION.wildcards,
 
 
 # One job = one technique on one log: its corrections x backfilling variants.

@@ -7,8 +7,8 @@ REDIRECT = PLANS["redirect"]
 
 
 wildcard_constraints:
-    redirect_figure=_alternatives(redirect_steps.FIGURES),
     **REDIRECT.wildcards,
+    redirect_figure=_alternatives(redirect_steps.FIGURES),
 
 
 rule redirect_weeks:
