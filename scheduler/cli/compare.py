@@ -5,8 +5,10 @@ provenance), so two runs of the same study never match byte for byte across vers
 command says whether they hold the same values: parquet tables compared as tables (column
 names, types, values), CSV and Markdown without their provenance line or comment, JSON without
 its ``provenance`` key. Figures are not compared (their pixels follow the plotting libraries).
-``--rename OLD=NEW`` maps a column renamed between the two runs; ``--rtol`` accepts floating
-values that differ by at most that relative amount (default 0: exactly equal).
+``--rename OLD=NEW`` maps a column renamed between the two runs; ``--new-columns`` lets the second
+folder's tables hold columns the first lacks (a newer version that records more fields: the
+first folder's columns are compared, in any order); ``--rtol`` accepts floating values that
+differ by at most that relative amount (default 0: exactly equal).
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ def add_commands(subparsers: Any) -> None:
     parser.add_argument(
         "--rename", action="append", default=[], metavar="OLD=NEW",
         help="a column called OLD in the first folder and NEW in the second (repeatable)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--new-columns", action="store_true",
+        help="compare only the first folder's columns; the second may hold more",
     )  # fmt: skip
     parser.add_argument(
         "--rtol", type=float, default=0.0,
@@ -73,13 +79,23 @@ def _text(path: Path) -> str:
     return "\n".join(line for line in text.splitlines() if not line.startswith("# provenance"))
 
 
-def _compare_file(a: Path, b: Path, renames: Mapping[str, str], rtol: float) -> str | None:
+def _tables(first: Any, second: Any, renames: Mapping[str, str], new_columns: bool) -> Any:
+    """The two tables with ``renames`` applied to the first and, with ``new_columns``, the
+    second cut to the first's columns (when it has them all)."""
+    first = first.rename({k: v for k, v in renames.items() if k in first.columns})
+    if new_columns and set(first.columns) <= set(second.columns):
+        second = second.select(first.columns)
+    return first, second
+
+
+def _compare_file(
+    a: Path, b: Path, renames: Mapping[str, str], rtol: float, new_columns: bool = False
+) -> str | None:
     """None when the two files hold the same values, else what differs."""
     import polars as pl
 
     if a.suffix == ".parquet":
-        first, second = pl.read_parquet(a), pl.read_parquet(b)
-        first = first.rename({k: v for k, v in renames.items() if k in first.columns})
+        first, second = _tables(pl.read_parquet(a), pl.read_parquet(b), renames, new_columns)
         if first.columns != second.columns:
             return f"columns {first.columns} != {second.columns}"
         if first.height != second.height:
@@ -104,11 +120,10 @@ def _compare_file(a: Path, b: Path, renames: Mapping[str, str], rtol: float) -> 
         first_text = re.sub(rf"\b{re.escape(old)}\b", new, first_text)
     if first_text == second_text:
         return None
-    if a.suffix == ".csv" and rtol > 0:
-        first_table = pl.read_csv(a, comment_prefix="#")
-        first_table = first_table.rename({k: v for k, v in renames.items()
-                                          if k in first_table.columns})  # fmt: skip
-        second_table = pl.read_csv(b, comment_prefix="#")
+    if a.suffix == ".csv" and (rtol > 0 or new_columns):
+        first_table, second_table = _tables(pl.read_csv(a, comment_prefix="#"),
+                                            pl.read_csv(b, comment_prefix="#"), renames,
+                                            new_columns)  # fmt: skip
         same_shape = first_table.columns == second_table.columns
         if same_shape and first_table.height == second_table.height:
             rows = zip(first_table.iter_rows(), second_table.iter_rows(), strict=True)
@@ -118,7 +133,11 @@ def _compare_file(a: Path, b: Path, renames: Mapping[str, str], rtol: float) -> 
 
 
 def compare_trees(
-    first: Path, second: Path, renames: Mapping[str, str] | None = None, rtol: float = 0.0
+    first: Path,
+    second: Path,
+    renames: Mapping[str, str] | None = None,
+    rtol: float = 0.0,
+    new_columns: bool = False,
 ) -> dict[str, list[str]]:
     """Compare every :data:`COMPARED` file below ``first`` and ``second``: ``{"equal": [...],
     "different": ["path: why", ...], "missing": [...], "extra": [...]}`` (paths relative to the
@@ -131,7 +150,7 @@ def compare_trees(
         if relative not in others:
             report["missing"].append(str(relative))
             continue
-        problem = _compare_file(first / relative, second / relative, renames, rtol)
+        problem = _compare_file(first / relative, second / relative, renames, rtol, new_columns)
         if problem is None:
             report["equal"].append(str(relative))
         else:
@@ -147,7 +166,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for folder in (args.first, args.second):
         if not folder.is_dir():
             raise ConfigurationError(f"{folder}: not a folder")
-    report = compare_trees(args.first, args.second, _renames(args.rename), args.rtol)
+    report = compare_trees(args.first, args.second, _renames(args.rename), args.rtol,
+                           args.new_columns)  # fmt: skip
     for kind in ("different", "missing", "extra"):
         for line in report[kind]:
             print(f"{kind}: {line}")

@@ -69,3 +69,15 @@ def test_missing_and_extra_files(tmp_path: Path) -> None:
     assert main(["compare", str(first), str(second), "--rename", "bad"]) == 2
     with pytest.raises(SystemExit):
         main(["compare", str(first)])
+
+
+def test_new_columns_of_the_second_folder(tmp_path: Path) -> None:
+    first, second = _results(tmp_path / "a"), tmp_path / "b"
+    (second / "tables").mkdir(parents=True)
+    table = pl.DataFrame({"extra": [0, 1], "avg_wait_s": [1.5, 2.0], "trace": ["x", "y"]})
+    record = provenance({}, step="b")
+    write_parquet(table, second / "runs.parquet", record)
+    write_csv(table, second / "tables" / "runs.csv", record)
+    assert "runs.parquet: columns" in " ".join(compare_trees(first, second)["different"])
+    report = compare_trees(first, second, new_columns=True)
+    assert "runs.parquet" in report["equal"] and "tables/runs.csv" in report["equal"]
