@@ -1,4 +1,4 @@
-"""Layer 2: run-time predictors (issue #12): the losses, the NAG online learner, the registry.
+"""Layer 2: run-time predictors: the losses, the NAG online learner, the registry.
 
 ``losses`` holds the 20 asymmetric losses (spec strings, integer codes, compiled value and
 derivative); ``nag`` the Normalized Adaptive Gradient learner on the degree-2 polynomial basis

@@ -1,4 +1,4 @@
-"""The predictor registry of the run-time prediction study (issue #12).
+"""The predictor registry of the run-time prediction study.
 
 A predictor turns what the scheduler knows at a job's submission into a run-time estimate (s).
 The items are the names: the predictors run inside the compiled simulation

@@ -1,4 +1,4 @@
-"""The correction registry of the run-time prediction study (issue #12).
+"""The correction registry of the run-time prediction study.
 
 A correction revises the prediction of a running job that reaches its predicted end and is still
 running (never above the requested time p̃_j). The rules are applied inside the compiled

@@ -1,4 +1,4 @@
-"""The 20 asymmetric losses of the run-time prediction study (issue #12).
+"""The 20 asymmetric losses of the run-time prediction study.
 
 A loss compares a predicted run time ``f`` (s) with the actual run time ``p`` (s) of a job that
 requested ``q`` processors::

@@ -1,7 +1,7 @@
 """Compiled scheduling on a cluster of memory classes, with a learned memory estimator (private).
 
-The engine variant of issue #15 (Yom-Tov & Aridor), a sibling of :mod:`scheduler.sim._kernel`.
-The semantics are in ``docs/simulator.md`` ("Memory-aware heterogeneous clusters (issue #15)");
+The engine variant (Yom-Tov & Aridor), a sibling of :mod:`scheduler.sim._kernel`.
+The semantics are in ``docs/simulator.md`` ("Memory-aware heterogeneous clusters");
 :mod:`scheduler.sim.memory` validates inputs, prepares the arrays and is the public API.
 
 Why a kernel of its own rather than the base kernel's state: nodes are not interchangeable (a

@@ -1,6 +1,6 @@
 """Compiled EASY loop with run-time predictions learned online, corrections and SJBF (private).
 
-The engine variant of issue #12, a sibling of :mod:`scheduler.sim._kernel`: it shares that
+The engine variant, a sibling of :mod:`scheduler.sim._kernel`: it shares that
 module's state layout (``jobs``, ``istate``, ``iwork``, ``fwork``) and reuses its helpers (the
 completion heap, the running list sorted by estimated end, ``_start``, ``_reservation``,
 ``_sorted_insert``, ``_compact``). What differs lives here: the estimate the scheduler sees

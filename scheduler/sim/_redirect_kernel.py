@@ -1,13 +1,13 @@
 """Compiled EASY on two pools with redirection of running jobs (private).
 
-The engine variant of issue #14, a sibling of :mod:`scheduler.sim._kernel`. The machine is two
+The engine variant, a sibling of :mod:`scheduler.sim._kernel`. The machine is two
 independent EASY schedulers, each one a complete base-kernel state (``istate``, ``iwork``,
 ``fwork``, indexed by the same job numbers 0..n-1): the *main* pool, where every job is
 submitted, and the *dedicated* pool, which only receives redirected jobs. A pass of either pool
 is the base kernel's ``_schedule`` on that pool's state, unchanged. What this module adds is the
 event loop over both pools and the redirection step after the passes of an instant: the choice
 of the job to kill, its removal from the main pool and its submission to the dedicated one. The
-semantics are in ``docs/simulator.md`` ("Redirection (issue #14)"); :mod:`scheduler.sim.redirection`
+semantics are in ``docs/simulator.md`` ("Redirection"); :mod:`scheduler.sim.redirection`
 validates inputs, prepares the arrays and is the public API.
 
 Arrays besides the two pool states (``n`` jobs in (submit time, job number) order):

@@ -1,7 +1,7 @@
 """Compiled trials of the learned-priority study (private): many strict list schedules of one
 tuple (S, Q), one per permutation of Q.
 
-The engine variant of issue #13 (part 2), a sibling of :mod:`scheduler.sim._kernel`. It shares
+An engine variant, a sibling of :mod:`scheduler.sim._kernel`. It shares
 nothing with the EASY loop but the idea of a running list sorted by end time: a trial has no
 queue, no reservation and no backfilling, only a list walked in order. The semantics are in
 ``docs/simulator.md`` ("Trials of the learned-priority study"); :mod:`scheduler.sim.trials`

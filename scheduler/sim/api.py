@@ -2,7 +2,7 @@
 
 ``scheduler.simulate`` is this module's :func:`simulate`. Without a ``predictor`` it is
 :func:`scheduler.sim.engine.simulate_easy` (the base kernel); with one it delegates to the
-prediction variant :func:`scheduler.sim.prediction.simulate_predicted` (issue #12), after
+prediction variant :func:`scheduler.sim.prediction.simulate_predicted`, after
 checking that the other options are ones the variant supports.
 
 Why a module of its own: ``prediction`` imports ``engine`` (result classes, input checks), so
@@ -133,6 +133,8 @@ def simulate(
         What happens to a running job that outlives its prediction (``requested``,
         ``incremental``, ``doubling``; default ``requested``); only with a predictor.
 
+    Notes
+    -----
     Each job uses its allocated processors (SWF field 5), or its requested ones (field 8) when
     the allocated count is unknown.
     """

@@ -1,4 +1,4 @@
-"""Scheduling on a heterogeneous-memory cluster with a learned memory estimator (issue #15).
+"""Scheduling on a heterogeneous-memory cluster with a learned memory estimator.
 
 After Yom-Tov and Aridor, "A self-optimized job scheduler for heterogeneous server clusters"
 (JSSPP 2007). Nodes come in classes by memory size; users over-state their jobs' memory, so a
@@ -14,7 +14,7 @@ uses fails part-way, frees its nodes and is resubmitted.
 
 The exact semantics (capacity E, decisions, best fit, failures, feedback, event order, EASY's
 reservation with eligible nodes, random stream, metrics) are in ``docs/simulator.md``,
-"Memory-aware heterogeneous clusters (issue #15)"; the compiled loop is
+"Memory-aware heterogeneous clusters"; the compiled loop is
 :mod:`scheduler.sim._memory_kernel`. Memory is in MB per node, times in seconds.
 """
 

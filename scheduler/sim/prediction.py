@@ -1,4 +1,4 @@
-"""Run-time prediction inside the simulation (issue #12): EASY on predicted run times.
+"""Run-time prediction inside the simulation: EASY on predicted run times.
 
 - :func:`simulate_predicted` takes a :class:`~scheduler.traces.swf.Trace` (or an SWF job table)
   and returns a :class:`PredictedResult`: the :class:`~scheduler.sim.engine.SimulationResult` of

@@ -1,4 +1,4 @@
-"""Online scheduling with redirection (issue #14): EASY on a main pool that kills long-standing
+"""Online scheduling with redirection: EASY on a main pool that kills long-standing
 jobs and restarts them on a dedicated pool.
 
 After Faure, Lucarelli, Richard and Trystram, "Online scheduling with redirection for parallel
@@ -17,7 +17,7 @@ fits the dedicated pool is killed and restarted from zero on the dedicated pool.
   period with a bandit).
 
 The exact semantics (event order at an instant, counters, the choice of the job, metrics) are in
-``docs/simulator.md``, "Redirection (issue #14)"; the compiled loop is
+``docs/simulator.md``, "Redirection"; the compiled loop is
 :mod:`scheduler.sim._redirect_kernel`.
 """
 
@@ -533,6 +533,8 @@ def simulate_redirect(
     tau_s
         τ (s) of the bounded slowdown (default 60 s).
 
+    Notes
+    -----
     The schedulers see the requested time (SWF field 9) as each job's estimate; each job uses
     its allocated processors (field 5), or its requested ones (field 8) when unknown.
     """

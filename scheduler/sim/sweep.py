@@ -13,7 +13,7 @@ without threshold is <= Θ) gets the unthresholded result itself.
 The results are those of separate runs (``simulate_arrays(..., threshold_s=Θ)``), bit for bit:
 ``tests/sim/test_sweep.py`` checks it on random traces (hypothesis) and on real weeks. The
 saving is the shared prefix: on the queue-tuning study's weeks the runs under Θ = 5 h ... 80 h
-agree with the unthresholded run over most of the week (``docs/benchmarks.md``, issue #17).
+agree with the unthresholded run over most of the week (``docs/benchmarks.md``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Trials of the learned-priority study (issue #13): scores of queue jobs from random orders.
+"""Trials of the learned-priority study: scores of queue jobs from random orders.
 
 Carastan-Santos & de Camargo (SC'17) score each job of a queue Q by simulating many *trials*:
 the jobs of a state set S, then Q in a random order, placed by strict list scheduling with their

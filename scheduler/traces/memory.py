@@ -1,4 +1,4 @@
-"""Job tables of the memory-aware cluster study (issue #15): the memory filter and the offered
+"""Job tables of the memory-aware cluster study: the memory filter and the offered
 load of eq. 1 of Yom-Tov & Aridor (JSSPP 2007), set to a target by scaling submit times.
 
 The tables are SWF job tables (:data:`scheduler.core.constants.SWF_COLUMNS`): memory per

@@ -124,11 +124,11 @@ def test_every_key_has_a_type_a_description_and_a_default() -> None:
         assert key.has_default or required, key.name
 
 
-def test_the_configuration_reference_is_the_schemas() -> None:
-    readme = ROOT / "config" / "README.md"
-    assert replace_reference(readme) == readme.read_text(encoding="utf-8"), (
-        "config/README.md is out of date: run `scheduler config-reference --write "
-        "config/README.md`"
+@pytest.mark.parametrize("page", ["config/README.md", "docs/configuration.md"])
+def test_the_configuration_reference_is_the_schemas(page: str) -> None:
+    path = ROOT / page
+    assert replace_reference(path) == path.read_text(encoding="utf-8"), (
+        f"{page} is out of date: run `scheduler config-reference --write {page}`"
     )
 
 

@@ -6,11 +6,11 @@ figures, the machine and the command.
 
 The figures come in groups, one table of them (:data:`BENCH_GROUPS`, in ``table``): each group
 is a :class:`BenchGroup` (name, one-line help, run function, format function, whether a plain
-run includes it), defined in the module of its family: ``core`` (issue #2's targets),
-``redirection``, ``trials``, ``memory``, ``thresholds`` (threshold-backfill, threshold-sweep),
-``online``, ``kernel``. ``command`` builds the command's arguments, dispatch and output from
-the table; ``group``, ``logs`` (machine sizes from the trace catalogue) and ``timing`` are what
-the groups share.
+run includes it), defined in the module of its family: ``core`` (the simulator's speed and
+memory targets), ``redirection``, ``trials``, ``memory``, ``thresholds`` (threshold-backfill,
+threshold-sweep), ``online``, ``kernel``. ``command`` builds the command's arguments, dispatch
+and output from the table; ``group``, ``logs`` (machine sizes from the trace catalogue) and
+``timing`` are what the groups share.
 """
 
 from scheduler.cli.bench.command import add_commands, cmd_bench, format_figures, main_bench

@@ -1,4 +1,4 @@
-"""The ``core`` group: issue #2's speed and memory targets of the simulator core.
+"""The ``core`` group: the simulator's speed and memory targets of the simulator core.
 
 The whole filtered KTH-SP2 log (EASY-FCFS-FCFS, and the prediction variant with REQUESTED), one
 typical KTH week, a 10-job low-level call with and without validation, a fresh process that
@@ -129,7 +129,7 @@ def _kth_requested_seconds(trace: Trace, repeat: int) -> float:
 
 
 def core_figures(inputs: BenchInputs, repeat: int = 5) -> Figures:
-    """Measure every figure of issue #2's speed and memory targets (the module's docstring);
+    """Measure every figure of the simulator's speed and memory targets (the module's docstring);
     ``repeat`` is the number of timed runs of each CEA-Curie figure. Returns the figures:
     wall times in seconds, job counts, the CEA-Curie machine size in processors and its
     simulation's peak memory in bytes per job (``curie_skipped`` when CEA-Curie is missing)."""
@@ -195,7 +195,7 @@ def _prediction_lines(figures: dict[str, Any]) -> list[str]:
 
 
 def format_core_figures(figures: Mapping[str, Any]) -> list[str]:
-    """Lines of :func:`core_figures`, with the targets of issue #2 beside each figure."""
+    """Lines of :func:`core_figures`, with the simulator's targets beside each figure."""
     ms = 1e3
     lines = [
         f"KTH-SP2 ({figures['kth_jobs']} jobs) EASY-FCFS-FCFS: "
@@ -228,7 +228,8 @@ def format_core_figures(figures: Mapping[str, Any]) -> list[str]:
 
 GROUP = BenchGroup(
     name="core",
-    help="issue #2's targets: EASY-FCFS-FCFS on the whole KTH-SP2 (--kth), one of its weeks, a "
+    help="the simulator's speed and memory targets: EASY-FCFS-FCFS on the whole KTH-SP2 "
+    "(--kth), one of its weeks, a "
     "10-job call and a fresh process; on the whole CEA-Curie, its read, the 12 study policies, "
     "the memory per job and the prediction variant beside plain EASY",
     run=core_figures,

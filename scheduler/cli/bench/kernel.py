@@ -1,4 +1,4 @@
-"""The ``kernel`` group: issue #17's kernel ratios on whole filtered logs, the engine against the
+"""The ``kernel`` group: the kernel ratios on whole filtered logs, the engine against the
 minimal compiled loop (the speed-of-light reference) and the 12 study policies side by side."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ KERNEL_LOGS = ("KTH-SP2", "CEA-Curie")
 def kernel_figures(
     traces_dir: Path, kth_path: Path, repeat: int = 5, *, catalogue: Path = TRACE_CATALOGUE
 ) -> dict[str, object]:
-    """Issue #17's kernel ratios, each timed side by side (:func:`side_by_side`) on whole
+    """the kernel ratios, each timed side by side (:func:`side_by_side`) on whole
     filtered logs (machine sizes from the ``catalogue``), a simulation being
     ``Simulation(...)`` then ``run`` (keys and state built in the call):
 

@@ -1,4 +1,4 @@
-"""The ``memory`` group: the memory-aware variant (issue #15's engine) on the whole LANL-CM5 log,
+"""The ``memory`` group: the memory-aware variant on the whole LANL-CM5 log,
 at its own offered load and saturated, beside plain EASY of the base engine."""
 
 from __future__ import annotations

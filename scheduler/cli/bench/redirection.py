@@ -1,5 +1,5 @@
 """The ``redirection`` group: the redirection variant beside plain EASY on CEA-Curie's most
-loaded calendar week (issue #14)."""
+loaded calendar week."""
 
 from __future__ import annotations
 

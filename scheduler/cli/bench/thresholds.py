@@ -1,6 +1,6 @@
 """The waiting-time threshold Θ's groups: ``threshold-backfill`` (the plain and the thresholded
 backfill order on whole logs) and ``threshold-sweep`` (the queue-tuning study's thresholds of a
-pair simulated three ways, issue #17)."""
+pair simulated three ways)."""
 
 from __future__ import annotations
 
@@ -136,8 +136,8 @@ def threshold_sweep_figures(
 ) -> dict[str, object]:
     """The queue-tuning study's week simulations of one pair under its six thresholds, three
     ways, timed side by side week by week: every threshold run separately; separately but
-    copying the unthresholded run for weeks whose MaxWait is <= Θ (the study before issue
-    #17); and :func:`scheduler.sim.sweep.simulate_thresholds` (the study now). ``weeks`` weeks
+    copying the unthresholded run for weeks whose MaxWait is <= Θ (the study's first way);
+    and :func:`scheduler.sim.sweep.simulate_thresholds` (the study now). ``weeks`` weeks
     are resampled from the training half of KTH-SP2 (``kth_path``) and of CEA-Curie (in
     ``traces_dir``; machine sizes from the ``catalogue``) as the study does; each of the 12
     study policies is the pair (P, P). The three ways' start times are checked equal. Returns

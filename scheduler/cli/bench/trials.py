@@ -1,4 +1,4 @@
-"""The ``trials`` group: the learned-priority study's trials (48-job list schedules, issue #13)
+"""The ``trials`` group: the learned-priority study's trials (48-job list schedules)
 on windows of the Lublin-256 log, and the convergence of one tuple's scores."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ __all__ = [
     "window_tuples",
 ]
 
-#: Target of issue #13: 48-job list schedules (trials) per minute on one core.
+#: The trials target: 48-job list schedules (trials) per minute on one core.
 TRIALS_TARGET_PER_MIN = 2_000_000
 #: Trial counts of the convergence curve; the published study stopped at 256,000.
 CONVERGENCE_TRIALS = (1_000, 4_000, 16_000, 64_000, 256_000)

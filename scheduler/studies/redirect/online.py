@@ -1,4 +1,4 @@
-"""θ chosen online, period by period, by a bandit (issue #14, item (b)).
+"""θ chosen online, period by period, by a bandit.
 
 One week of a log, one dedicated share α, one load-balancing option: a
 :class:`~scheduler.sim.redirection.RedirectSimulation` is advanced one period at a time. Period
