@@ -9,10 +9,10 @@ two-year traces: replica k draws the resampled weeks k·W … k·W + W − 1 of 
 replica, :func:`~scheduler.studies.online.long_traces.long_trace`), so two replicas never share a
 week draw and a test over replicas is a test over units independent *given the log*. All
 replicas draw from the same log's few source weeks, so the intervals and tests speak for this
-log's resampling distribution, not for another log of the same system (docs/tuning.md).
-Testing a selector against
-the fixed policy that is best *in hindsight on the same replicas* is biased toward that policy
-(it is the minimum of many noisy sums, chosen with the very noise it is then compared on). The
+log's resampling distribution, not for another log of the same system (docs/online.md, "What
+the tests over replicas are about"). Testing a selector against the fixed policy that is best
+*in hindsight on the same replicas* is biased toward that policy (it is the minimum of many
+noisy sums, chosen with the very noise it is then compared on). The
 tests therefore use a cross-fitted comparator: the replicas alternate between two folds
 (:data:`CROSSFIT_FOLDS`) and on a replica of one fold the comparator is the fixed policy with
 the lowest total waiting time over the *other* fold, whose choice never sees that replica; the
