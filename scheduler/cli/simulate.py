@@ -44,9 +44,10 @@ from scheduler.core.errors import ConfigurationError
 from scheduler.core.version import __version__
 from scheduler.policies import POLICIES, POLICY_SPECS
 from scheduler.predictors import CORRECTIONS, LOSSES, PREDICTORS, parse_loss
+from scheduler.predictors.nag import ETA
 from scheduler.sim.api import simulate
 from scheduler.sim.engine import SimulationResult
-from scheduler.sim.prediction import PredictedResult
+from scheduler.sim.prediction import LAM, PredictedResult
 from scheduler.traces.filters import FilterReport, strong_filter
 from scheduler.traces.swf import Trace, write_swf
 
@@ -119,11 +120,13 @@ def add_commands(commands: Any) -> None:
         "(default requested)",
     )  # fmt: skip
     prediction.add_argument(
-        "--eta", metavar="SECONDS", type=float, help="the nag predictor's step (default 1000)"
-    )
+        "--eta", metavar="SECONDS", type=float,
+        help=f"the nag predictor's step, s (default {ETA:g})",
+    )  # fmt: skip
     prediction.add_argument(
-        "--lam", metavar="WEIGHT", type=float, help="the nag predictor's l2 weight (default 0)"
-    )
+        "--lam", metavar="WEIGHT", type=float,
+        help=f"the nag predictor's l2 weight (default {LAM:g})",
+    )  # fmt: skip
     command.add_argument(
         "--no-filter", action="store_true", help="simulate the raw trace (no strong filter)"
     )

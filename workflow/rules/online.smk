@@ -2,7 +2,7 @@
 # EASY(P, Θ) policy period by period on long resampled traces; the reference EASY(P, Θ) of the
 # tables and figures is online.reference / online.threshold. Long traces are cut on the log's
 # calendar (online.week_alignment) and the periods start at local midnights / Mondays
-# (online.period_alignment); docs/tuning.md. Paths and settings: its plan.
+# (online.period_alignment); docs/online.md. Paths and settings: its plan.
 from scheduler.studies.online import steps as online_steps
 
 ONLINE = PLANS["online"]
