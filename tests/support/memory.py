@@ -1,6 +1,6 @@
 """A deliberately simple reference of the memory-aware engine (issue #15), from docs/simulator.md.
 
-Written from the section "Memory-aware heterogeneous clusters (issue #15)" only, without looking
+Written from the section "Memory-aware heterogeneous clusters" only, without looking
 at the compiled kernel (scheduler/sim/_memory_kernel.py), so that the two are independent. It is
 slow and literal on purpose: an explicit queue list, an explicit list of running runs, per-class
 free counts, everything recomputed at each decision, Python integers for SplitMix64 and

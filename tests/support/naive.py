@@ -383,7 +383,7 @@ def naive_simulate_predicted(
     return results
 
 
-# -- Redirection (docs/simulator.md, "Redirection (issue #14)") ------------------------------------
+# -- Redirection (docs/simulator.md, "Redirection") ------------------------------------
 
 
 @dataclass(frozen=True)
