@@ -23,9 +23,11 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import os
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "module_closure",
@@ -41,8 +43,10 @@ PACKAGE = "scheduler"
 _ROOT = Path(__file__).resolve().parents[1]  # the scheduler/ folder
 
 
+@functools.cache
 def _path(module: str) -> Path | None:
-    """File of a ``scheduler`` module (``x.py`` or ``x/__init__.py``), None if there is none."""
+    """File of a ``scheduler`` module (``x.py`` or ``x/__init__.py``), None if there is none.
+    Cached until :func:`_stamps` sees a file added or removed."""
     if module != PACKAGE and not module.startswith(PACKAGE + "."):
         return None
     parts = module.split(".")[1:]
@@ -92,30 +96,88 @@ def _is_type_checking(node: ast.AST) -> bool:
     )
 
 
-def _walk(node: ast.AST) -> Iterable[ast.AST]:
-    """``ast.walk`` that skips ``if TYPE_CHECKING:`` blocks (never executed)."""
-    todo = [node]
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _import_statements(statements: Iterable[ast.AST]) -> Iterable[ast.Import | ast.ImportFrom]:
+    """The import statements among ``statements`` and inside their blocks (function and class
+    bodies, branches, handlers, cases), skipping ``if TYPE_CHECKING:`` blocks (never executed).
+    Imports are statements, so expressions are never entered."""
+    todo = list(statements)
     while todo:
-        current = todo.pop()
-        if _is_type_checking(current):
-            todo.extend(getattr(current, "orelse", []))
-            continue
-        yield current
-        todo.extend(ast.iter_child_nodes(current))
+        node = todo.pop()
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        elif _is_type_checking(node):
+            todo.extend(node.orelse)  # type: ignore[attr-defined]
+        else:
+            for field in _BLOCKS:
+                todo.extend(getattr(node, field, ()))
 
 
 def _imports_in(nodes: Iterable[ast.AST], module: str) -> set[str]:
-    """``scheduler`` modules imported by the import statements among ``nodes`` (walked)."""
+    """``scheduler`` modules imported by the import statements among ``nodes`` and in their
+    blocks."""
     found: set[str] = set()
-    for root in nodes:
-        for node in _walk(root):
-            if isinstance(node, ast.Import):
-                found.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                source = _resolve(node, module)
-                found.add(source)
-                found.update(f"{source}.{alias.name}" for alias in node.names)
+    for node in _import_statements(nodes):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        else:
+            source = _resolve(node, module)
+            found.add(source)
+            found.update(f"{source}.{alias.name}" for alias in node.names)
     return {name for name in found if _path(name) is not None}
+
+
+class _Statement(NamedTuple):
+    """What one top-level statement of a module contributes to a step's hash."""
+
+    node: ast.stmt
+    imports: frozenset[str]  # scheduler modules imported anywhere inside it
+    names: frozenset[str]  # every name it uses
+    source: str  # its text (ast.get_source_segment)
+
+
+class _ModuleFacts(NamedTuple):
+    statements: tuple[_Statement, ...]
+    bindings: dict[str, int | frozenset[str]]  # name -> statement index, or imported modules
+
+
+def _segment(lines: list[str], node: ast.AST) -> str:
+    """``ast.get_source_segment(source, node)`` from the source's lines, split once."""
+    first, last = node.lineno - 1, node.end_lineno - 1  # type: ignore[attr-defined]
+    start, end = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
+    if first == last:
+        return lines[first].encode()[start:end].decode()
+    head = lines[first].encode()[start:].decode()
+    tail = lines[last].encode()[:end].decode()
+    return "".join([head, *lines[first + 1 : last], tail])
+
+
+def _facts(module: str) -> _ModuleFacts:
+    path = _path(module)
+    if path is None:
+        raise ValueError(f"{module!r} is not a module of the {PACKAGE} package")
+    stat = path.stat()
+    return _module_facts(module, path, (stat.st_mtime_ns, stat.st_size))
+
+
+@functools.cache
+def _module_facts(module: str, path: Path, stamp: tuple[int, int]) -> _ModuleFacts:
+    # once per file version of a module that holds steps
+    tree = _tree(path, stamp)
+    # the lines as ast.get_source_segment splits them (\r\n, \r or \n; not form feeds)
+    lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", path.read_text(encoding="utf-8"))
+    statements = tuple(
+        _Statement(
+            node,
+            frozenset(_imports_in([node], module)),
+            frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name)),
+            _segment(lines, node),
+        )
+        for node in tree.body
+    )
+    return _ModuleFacts(statements, _bindings(tree, module))
 
 
 def module_imports(module: str) -> frozenset[str]:
@@ -130,7 +192,7 @@ def module_imports(module: str) -> frozenset[str]:
 @functools.cache
 def _module_imports(module: str, path: Path, stamp: tuple[int, int]) -> frozenset[str]:
     # cached per file version: every Snakemake start hashes every rule's step
-    return frozenset(_imports_in([_parse(path)], module))
+    return frozenset(_imports_in(_tree(path, stamp).body, module))
 
 
 def _with_packages(module: str) -> set[str]:
@@ -153,11 +215,11 @@ def module_closure(modules: Iterable[str]) -> frozenset[str]:
     return frozenset(seen)
 
 
-def _bindings(tree: ast.Module, module: str) -> dict[str, ast.stmt | frozenset[str]]:
-    """Top-level name → the statement that binds it (def, class, assignment), or for an import
-    the ``scheduler`` modules that this one name brings in."""
-    bound: dict[str, ast.stmt | frozenset[str]] = {}
-    for statement in tree.body:
+def _bindings(tree: ast.Module, module: str) -> dict[str, int | frozenset[str]]:
+    """Top-level name → the index of the statement that binds it (def, class, assignment), or
+    for an import the ``scheduler`` modules that this one name brings in."""
+    bound: dict[str, int | frozenset[str]] = {}
+    for index, statement in enumerate(tree.body):
         if isinstance(statement, ast.Import):
             for alias in statement.names:
                 name = alias.asname or alias.name.split(".")[0]
@@ -186,12 +248,8 @@ def _bindings(tree: ast.Module, module: str) -> dict[str, ast.stmt | frozenset[s
             ):
                 names = [statement.target.id]
             for name in names:
-                bound.setdefault(name, statement)
+                bound.setdefault(name, index)
     return bound
-
-
-def _names_used(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def step_dependencies(module: str, name: str) -> tuple[frozenset[str], tuple[str, ...]]:
@@ -203,31 +261,30 @@ def step_dependencies(module: str, name: str) -> tuple[frozenset[str], tuple[str
         The closure of ``scheduler`` modules the function can import, and the source segments
         of ``module`` it uses (its own definition first, then helpers in file order).
     """
-    path = _path(module)
-    if path is None:
-        raise ValueError(f"{module!r} is not a module of the {PACKAGE} package")
-    source = path.read_text(encoding="utf-8")
-    bound = _bindings(_parse(path), module)
-    start = bound.get(name)
-    if not isinstance(start, ast.FunctionDef | ast.ClassDef):
+    facts = _facts(module)
+    start = facts.bindings.get(name)
+    if not isinstance(start, int) or not isinstance(
+        facts.statements[start].node, ast.FunctionDef | ast.ClassDef
+    ):
         raise ValueError(f"{module} defines no top-level function or class {name!r}")
-    used: list[ast.stmt] = []
+    used: list[int] = []
     imports: set[str] = set()
-    todo: list[ast.stmt] = [start]
+    todo = [start]
     while todo:
-        statement = todo.pop()
-        if any(statement is seen for seen in used):
+        index = todo.pop()
+        if index in used:
             continue
-        used.append(statement)
-        imports |= _imports_in([statement], module)  # imports inside function bodies
-        for used_name in _names_used(statement):
-            binding = bound.get(used_name)
+        used.append(index)
+        statement = facts.statements[index]
+        imports |= statement.imports  # imports inside function bodies
+        for used_name in statement.names:
+            binding = facts.bindings.get(used_name)
             if isinstance(binding, frozenset):
                 imports |= binding
             elif binding is not None:
                 todo.append(binding)
-    helpers = sorted(used[1:], key=lambda statement: statement.lineno)
-    segments = tuple(ast.get_source_segment(source, s) or "" for s in [start, *helpers])
+    helpers = sorted(used[1:], key=lambda index: facts.statements[index].node.lineno)
+    segments = tuple(facts.statements[index].source for index in [start, *helpers])
     return module_closure(imports | {PACKAGE}), segments
 
 
@@ -281,9 +338,23 @@ def _files_hash(stamps: tuple[tuple[Path, int, int], ...]) -> str:
     return digest.hexdigest()[:16]
 
 
+_FILES: dict[str, tuple[str, ...]] = {}  # the package's .py files when last listed
+
+
 def _stamps() -> tuple[tuple[str, int, int], ...]:
-    files = sorted(_ROOT.rglob("*.py"))
-    return tuple((p.as_posix(), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
+    """(path, mtime in ns, size) of every ``.py`` file of the package, in ``Path`` order."""
+    files: list[str] = []
+    for folder, _, names in os.walk(_ROOT):
+        files.extend(os.path.join(folder, name) for name in names if name.endswith(".py"))
+    files.sort(key=lambda name: name.split(os.sep))  # as sorted() orders Path objects
+    if _FILES.get("listing") != (listing := tuple(files)):
+        _path.cache_clear()  # a module appeared or vanished
+        _FILES["listing"] = listing
+    stats = [os.stat(name) for name in files]
+    return tuple(
+        (Path(name).as_posix(), stat.st_mtime_ns, stat.st_size)
+        for name, stat in zip(files, stats, strict=True)
+    )
 
 
 @functools.cache

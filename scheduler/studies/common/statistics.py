@@ -4,22 +4,24 @@ error. Arrays of float64; NaN where too few values.
 
 The t and sign tests assume independent observations; use them only where the observations are
 independent (the queue-tuning study's resampled weeks are not: see
-:mod:`scheduler.studies.tuning.bootstrap`)."""
+:mod:`scheduler.studies.tuning.bootstrap`).
+
+SciPy and statsmodels are imported by the functions that use them, not with this module: the
+steps modules import it, and Snakemake imports every steps module at every start."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from scipy.stats import t as student_t
-from statsmodels.stats.descriptivestats import sign_test
-from statsmodels.stats.weightstats import DescrStatsW
 
 
 def t_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
     """t confidence interval of the mean of ``values``; (NaN, NaN) with fewer than 2 values."""
     if values.size < 2:
         return math.nan, math.nan
+    from statsmodels.stats.weightstats import DescrStatsW
+
     low, high = DescrStatsW(values.astype(np.float64)).tconfint_mean(alpha=1.0 - confidence)
     return float(low), float(high)
 
@@ -30,6 +32,8 @@ def paired_t_p_value(diff: np.ndarray) -> float:
         return 1.0
     if diff.size < 2:
         return math.nan
+    from statsmodels.stats.weightstats import DescrStatsW
+
     # Constant non-zero differences: t = ±inf and p = 0 (numpy warns about the division).
     with np.errstate(divide="ignore", invalid="ignore"):
         return float(DescrStatsW(diff).ttest_mean(0.0)[1])
@@ -39,8 +43,9 @@ def sign_p_value(diff: np.ndarray) -> float:
     """Two-sided sign-test p-value of the differences; 1.0 when every difference is 0."""
     if np.all(diff == 0.0):
         return 1.0
-    return float(sign_test(diff, mu0=0.0)[1])
+    from statsmodels.stats.descriptivestats import sign_test
 
+    return float(sign_test(diff, mu0=0.0)[1])
 
 
 def bootstrap_standard_error(samples: np.ndarray) -> float:
@@ -63,6 +68,8 @@ def bootstrap_t_interval(
     se = bootstrap_standard_error(samples)
     if not math.isfinite(se) or units < 2 or not math.isfinite(estimate):
         return math.nan, math.nan
+    from scipy.stats import t as student_t
+
     half = float(student_t.ppf(0.5 + confidence / 2.0, units - 1)) * se
     return estimate - half, estimate + half
 
@@ -80,4 +87,6 @@ def bootstrap_t_p_value(
     distance = abs(estimate - null)
     if se == 0.0:
         return 1.0 if distance == 0.0 else 0.0
+    from scipy.stats import t as student_t
+
     return float(2.0 * student_t.sf(distance / se, units - 1))

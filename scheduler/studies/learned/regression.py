@@ -28,7 +28,6 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from scipy.optimize import least_squares
 
 from scheduler.core.atomic import atomic_path
 from scheduler.core.errors import ConfigurationError
@@ -108,6 +107,8 @@ def _fit_form(
 
     def jacobian(u: np.ndarray) -> np.ndarray:
         return scaled
+
+    from scipy.optimize import least_squares  # here: the steps module imports this one
 
     result = least_squares(residuals, start, jac=jacobian, method="lm", max_nfev=max_nfev)
     values = result.x if result.cost <= 0.5 * float(residuals(start) @ residuals(start)) else start

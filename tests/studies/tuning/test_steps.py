@@ -490,11 +490,14 @@ def test_rule_log_lets_other_errors_through(tmp_path):
 
 def test_importing_the_steps_leaves_statistics_and_plotting_unloaded() -> None:
     """Snakemake imports every steps module at every start (once per job on a cluster): the
-    statistics and plotting libraries load only when a table or figure step runs."""
+    statistics, optimisation and plotting libraries load only when a step that uses them runs."""
     code = (
-        "import sys, scheduler.traces.steps, scheduler.studies.tuning.steps, "
-        "scheduler.studies.online.steps\n"
-        "print(','.join(m for m in ('statsmodels', 'plotnine', 'matplotlib') if m in sys.modules))"
+        "import importlib, sys, scheduler.traces.steps\n"
+        "from scheduler.studies.common.study import discover_studies\n"
+        "for study in discover_studies():\n"
+        "    importlib.import_module(f'scheduler.studies.{study.name}.steps')\n"
+        "heavy = ('statsmodels', 'scipy.stats', 'scipy.optimize', 'plotnine', 'matplotlib')\n"
+        "print(','.join(m for m in heavy if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
