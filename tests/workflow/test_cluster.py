@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from workflow.test_workflow import (
+from support.tiny_project import (
     job_stats,
     make_project,
     result_files,

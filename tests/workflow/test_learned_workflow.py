@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 import yaml
 from support.png import png_text
-from workflow.test_workflow import (
+from support.tiny_project import (
     make_project,
     planned_jobs,
     snakemake,

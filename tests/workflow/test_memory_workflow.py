@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 import yaml
 from support.png import png_text
-from workflow.test_workflow import ROOT, planned_jobs, snakemake, study_project, write_config
+from support.tiny_project import ROOT, planned_jobs, snakemake, study_project, write_config
 
 from scheduler.core.provenance import read_csv
 

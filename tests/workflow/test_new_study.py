@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-from workflow.test_workflow import ROOT, make_project, snakemake, write_config
+from support.tiny_project import ROOT, make_project, snakemake, write_config
 
 from scheduler.core.provenance import read_csv, read_parquet_provenance
 

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 import yaml
 from support.png import png_text
-from workflow.test_workflow import make_project, planned_jobs, snakemake, write_config
+from support.tiny_project import make_project, planned_jobs, snakemake, write_config
 
 from scheduler.core.provenance import read_csv, read_parquet_provenance
 

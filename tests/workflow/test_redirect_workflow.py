@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 import yaml
 from support.png import png_text
-from workflow.test_workflow import planned_jobs, snakemake, study_project, write_config
+from support.tiny_project import planned_jobs, snakemake, study_project, write_config
 
 from scheduler.core.provenance import read_csv
 

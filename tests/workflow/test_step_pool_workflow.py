@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from workflow.test_workflow import make_project, result_files, snakemake, write_config
+from support.tiny_project import make_project, result_files, snakemake, write_config
 
 pytestmark = pytest.mark.workflow
 

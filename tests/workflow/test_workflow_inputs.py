@@ -1,0 +1,135 @@
+"""Bad input through the workflow: a damaged log, a wrong checksum, an oversized download, a log
+without its machine size or with a bad time zone stop the step that reads it, with a message
+naming the file, line, field or config key, and leave no output behind."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+import yaml
+from support.tiny_project import (
+    damaged_project,
+    make_project,
+    snakemake,
+    write_config,
+)
+
+pytestmark = pytest.mark.workflow
+
+
+def test_bad_time_zone_stops_the_long_trace_naming_the_log_and_the_key(
+    tmp_path: Path, kth_path: Path
+) -> None:
+    project = make_project(tmp_path, kth_path)
+    mirror = tmp_path / "mirror" / "KTH-slice.swf.gz"
+    text = gzip.decompress(mirror.read_bytes()).decode()
+    assert "; TimeZoneString: Europe/Stockholm" in text
+    text = text.replace("; TimeZoneString: Europe/Stockholm", "; TimeZoneString: Europe/Stokholm")
+    mirror.write_bytes(gzip.compress(text.encode(), mtime=0))
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    config["traces"]["KTH-slice"]["sha256"] = None
+    config["studies"] = ["online"]
+    write_config(project, config)
+    done = snakemake(project, check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert "KTH-slice.swf.gz: field TimeZoneString: 'Europe/Stokholm' is not an IANA" in output
+    assert "logs/online/KTH-slice/traces/replica" in output
+    assert (project / "results/KTH-slice/filtered.parquet").exists()  # the filter does not care
+    assert not list((project / "results/online").rglob("replica*.parquet"))
+
+
+def test_malformed_trace_line_names_file_line_field_and_log(tmp_path: Path, kth_path: Path) -> None:
+    project = make_project(tmp_path, kth_path)
+    mirror = tmp_path / "mirror" / "KTH-slice.swf.gz"
+    lines = gzip.decompress(mirror.read_bytes()).decode().splitlines(keepends=True)
+    bad = next(i for i, line in enumerate(lines) if not line.startswith(";")) + 5
+    fields = lines[bad].split()
+    fields[3] = "12x"  # run time
+    lines[bad] = " ".join(fields) + "\n"
+    mirror.write_bytes(gzip.compress("".join(lines).encode(), mtime=0))
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    config["traces"]["KTH-slice"]["sha256"] = None  # the damaged copy must reach the filter
+    # the tuning study alone, so that the common filter is the step that reads the log first
+    # (the other studies' readers stop the same way: their own filter, the learned evaluation)
+    config["studies"] = ["tuning"]
+    write_config(project, config)
+    done = snakemake(project, check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert f"KTH-slice.swf.gz:{bad + 1}" in output and "run_s" in output
+    assert "logs/filter/KTH-slice.log" in output
+    assert not (project / "results/KTH-slice/filtered.parquet").exists()
+
+
+def test_checksum_mismatch_keeps_nothing(tmp_path: Path, kth_path: Path) -> None:
+    project = make_project(tmp_path, kth_path)
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    config["traces"]["KTH-slice"]["sha256"] = "0" * 64
+    write_config(project, config)
+    done = snakemake(project, check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0 and "0" * 64 in output
+    assert not (project / "resources/traces/KTH-slice.swf.gz").exists()
+
+
+def test_duplicate_job_number_stops_the_filter_step(tmp_path: Path, kth_path: Path) -> None:
+    def duplicate(lines: list[str]) -> list[str]:
+        first = next(i for i, line in enumerate(lines) if not line.startswith(";"))
+        return [*lines[: first + 10], lines[first + 2], *lines[first + 10 :]]
+
+    project, lines = damaged_project(tmp_path, kth_path, duplicate)
+    first = next(i for i, line in enumerate(lines) if not line.startswith(";"))
+    number = lines[first + 2].split()[0]
+    done = snakemake(project, check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert f"KTH-slice.swf.gz:{first + 11}: field job_id: job number {number}" in output
+    assert f"lines {first + 3} and {first + 11}" in output
+    assert "logs/filter/KTH-slice.log" in output
+    assert not (project / "results/KTH-slice/filtered.parquet").exists()
+    assert not (project / "results/KTH-slice/filter_report.json").exists()
+
+
+def test_missing_machine_size_names_the_config_key(tmp_path: Path, kth_path: Path) -> None:
+    project, _ = damaged_project(
+        tmp_path, kth_path, lambda lines: [line for line in lines if not line.startswith("; Max")]
+    )
+    done = snakemake(project, check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert "set traces.KTH-slice.machine_procs in the config" in output
+    assert "--machine-procs" not in output and "infer_machine_procs" not in output
+    assert not (project / "results/KTH-slice/filtered.parquet").exists()
+
+
+def test_download_size_limit_comes_from_the_config(tmp_path: Path, kth_path: Path) -> None:
+    """archive.max_bytes reaches the download step: a body over it fails and leaves nothing
+    (the trace is served by a local HTTP server on 127.0.0.1; no mirror)."""
+    from traces.test_download import LocalServer, Reply
+
+    project = make_project(tmp_path, kth_path)
+    body = (tmp_path / "mirror" / "KTH-slice.swf.gz").read_bytes()
+    server = LocalServer()
+    server.thread.start()
+    try:
+        config = yaml.safe_load((project / "tiny.yaml").read_text())
+        config["traces"]["KTH-slice"]["url"] = server.serve("/KTH-slice.swf.gz", Reply(body=body))
+        config["archive"] = {"mirror_dirs": [], "offline": False, "max_bytes": 1000}
+        # the memory study's log is not served here
+        config["studies"] = [name for name in config["studies"] if name != "memory"]
+        write_config(project, config)
+        done = snakemake(project, "--until", "download_trace", check=False)
+        output = done.stdout + done.stderr
+        assert done.returncode != 0 and "limit of 1000 bytes" in output, output
+        assert "archive.max_bytes" in output
+        assert not (project / "resources/traces/KTH-slice.swf.gz").exists()
+        config["archive"]["max_bytes"] = len(body)  # exactly the size: accepted
+        write_config(project, config)
+        snakemake(project, "--until", "download_trace")
+        assert (project / "resources/traces/KTH-slice.swf.gz").read_bytes() == body
+    finally:
+        server.httpd.shutdown()
+        server.httpd.server_close()
