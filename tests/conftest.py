@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,13 +15,39 @@ from scheduler.core.constants import SWF_COLUMNS, SWF_SCHEMA
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="session")
-def shared_traces_dir() -> Path:
-    """Directory of the real logs: ``$SCHEDLAB_SHARED_TRACES``, else ``../shared/traces``."""
+def _origin_checkout() -> Path | None:
+    """The local repository this one was cloned from (``git clone . /tmp/x``: CI's clean
+    clone), or None when the origin is not a folder of this machine."""
+    try:
+        url = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "remote", "get-url", "origin"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    path = Path(url.removeprefix("file://"))
+    return path.resolve() if path.is_dir() else None
+
+
+def find_shared_traces() -> Path:
+    """Directory of the real logs: ``$SCHEDLAB_SHARED_TRACES``, else ``../shared/traces`` next
+    to this repository, else next to the local repository it was cloned from (so that a clean
+    clone anywhere runs the tests on the real logs as well); the first candidate when none
+    exists."""
     configured = os.environ.get("SCHEDLAB_SHARED_TRACES")
     if configured:
         return Path(configured)
-    return Path(__file__).resolve().parents[2] / "shared" / "traces"
+    candidates = [REPO_ROOT.parent / "shared" / "traces"]
+    origin = _origin_checkout()
+    if origin is not None:
+        candidates.append(origin.parent / "shared" / "traces")
+    return next((path for path in candidates if path.is_dir()), candidates[0])
+
+
+@pytest.fixture(scope="session")
+def shared_traces_dir() -> Path:
+    """Directory of the real logs (:func:`find_shared_traces`)."""
+    return find_shared_traces()
 
 
 @pytest.fixture(scope="session")
@@ -58,3 +85,26 @@ def job_table() -> Callable[..., pl.DataFrame]:
         return pl.DataFrame(full, schema=SWF_SCHEMA)
 
     return build
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The files of long tests first (Snakemake runs, then the real logs' tests), each file's
+    tests together: ``dev.py test`` hands whole files to its two workers in this order, so the
+    long ones start first and the short ones fill in behind them instead of leaving one worker
+    idle at the end."""
+
+    def weight(item: pytest.Item) -> int:
+        return (
+            0
+            if item.get_closest_marker("workflow")
+            else 1
+            if item.get_closest_marker("slow")
+            else 2
+        )
+
+    files: dict[str, int] = {}
+    for item in items:
+        path = str(item.path)
+        files[path] = min(files.get(path, 2), weight(item))
+    order = {path: rank for rank, path in enumerate(sorted(files, key=lambda p: files[p]))}
+    items.sort(key=lambda item: order[str(item.path)])

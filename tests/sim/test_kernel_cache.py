@@ -38,9 +38,18 @@ EXPECTED_STARTS = "START [0.0, 10.0, 10.0]"
 pytestmark = pytest.mark.slow
 
 
-def _package_copy(tmp_path: Path) -> Path:
+def _package_copy(tmp_path: Path, *, with_cache: bool = False) -> Path:
+    """A copy of the package (files' times kept, as numba's cache stamps need); with
+    ``with_cache``, the kernel's files of the real in-tree cache come along (a copy of a warm
+    cache: the copy's first run loads instead of compiling, when the real cache is warm)."""
     root = tmp_path / "pkg"
     shutil.copytree(PACKAGE, root / "scheduler", ignore=shutil.ignore_patterns("__pycache__"))
+    cache = PACKAGE / "sim" / "__pycache__"
+    if with_cache and cache.is_dir():
+        target = root / "scheduler" / "sim" / "__pycache__"
+        target.mkdir()
+        for path in cache.glob("_kernel.*.nb[ic]"):
+            shutil.copy2(path, target)
     return root
 
 
@@ -58,20 +67,19 @@ def _run(root: Path, env_extra: dict[str, str]) -> subprocess.CompletedProcess[s
 
 
 def test_truncated_cache_files_are_recompiled_with_a_warning(tmp_path: Path) -> None:
-    root = _package_copy(tmp_path)
-    cache = tmp_path / "numba-cache"
-    env = {"NUMBA_CACHE_DIR": str(cache)}
-    first = _run(root, env)
+    root = _package_copy(tmp_path, with_cache=True)
+    cache = root / "scheduler" / "sim" / "__pycache__"  # the copy's own in-tree cache
+    first = _run(root, {})
     assert first.returncode == 0, first.stderr
     assert EXPECTED_STARTS in first.stdout
-    assert f"CACHE {cache}" in first.stdout  # the copy's kernel, cached in the private directory
-    data_files = sorted(cache.rglob("_kernel.*.nbc"))
+    assert f"CACHE {cache}" in first.stdout  # the copy's kernel, cached in the copy
+    data_files = sorted(cache.glob("_kernel.*.nbc"))
     assert data_files
     for path in data_files:
         with open(path, "r+b") as handle:
             handle.truncate(10)
 
-    second = _run(root, env)
+    second = _run(root, {})
 
     assert second.returncode == 0, second.stderr
     assert "Traceback" not in second.stderr
@@ -79,7 +87,7 @@ def test_truncated_cache_files_are_recompiled_with_a_warning(tmp_path: Path) -> 
     assert "could not be read" in second.stderr
     assert str(cache) in second.stderr
     # the cache was rewritten: a third run loads it without a warning
-    third = _run(root, env)
+    third = _run(root, {})
     assert third.returncode == 0, third.stderr
     assert third.stderr == ""
     assert EXPECTED_STARTS in third.stdout

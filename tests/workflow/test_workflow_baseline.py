@@ -32,6 +32,7 @@ def spf_study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
     )
     config["online"].update(reference="SPF", periods=["1d"], selectors=["full", "bandit"])
     config["online"]["epsilons"] = [0.1]
+    config["studies"] = ["tuning", "online"]  # the two studies with a baseline or reference
     write_config(project, config)
     snakemake(project)
     return project
