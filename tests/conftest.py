@@ -71,6 +71,15 @@ def kth_path() -> Path:
     return REPO_ROOT / "resources" / "KTH-SP2.swf.gz"
 
 
+@pytest.fixture(scope="session")
+def tiny_study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
+    """The tiny study, every study, run once per session for the workflow tests
+    (:func:`support.tiny_project.shared_study`); read it, plan on it, change only copies."""
+    from support.tiny_project import shared_study
+
+    return shared_study(tmp_path_factory, kth_path)
+
+
 @pytest.fixture
 def job_table() -> Callable[..., pl.DataFrame]:
     """Build an SWF jobs table from rows given as dicts; absent fields are -1 (unknown).

@@ -172,8 +172,10 @@ def test_huge_bad_argument_is_quoted_short(capsys: pytest.CaptureFixture[str], k
 
 
 #: Two jobs the strong filter removes (run time 0 s; 9 processors on a 4-processor machine).
-JOBLESS = "; MaxProcs: 4\n" + JOB_LINE.replace(" 10 1 ", " 0 1 ", 1) + JOB_LINE.replace(
-    "1 0 0 10 1 -1 -1 1 ", "2 0 0 10 9 -1 -1 9 ", 1
+JOBLESS = (
+    "; MaxProcs: 4\n"
+    + JOB_LINE.replace(" 10 1 ", " 0 1 ", 1)
+    + JOB_LINE.replace("1 0 0 10 1 -1 -1 1 ", "2 0 0 10 9 -1 -1 9 ", 1)
 )
 NO_JOB_LEFT = (
     "no job left after filtering (2 jobs in; removed by rule: procs > machine 1, "

@@ -84,9 +84,10 @@ def test_requested_easy_is_plain_easy_on_kth(kth):
     for column in ("job_id", "start_s", "backfilled", "bsld"):
         assert variant.jobs[column].to_list() == plain.jobs[column].to_list()
     assert variant.summary == plain.summary
-    assert variant.jobs["prediction_s"].to_list() == kth.jobs.sort("submit_s", "job_id")[
-        "req_time_s"
-    ].cast(float).to_list()
+    assert (
+        variant.jobs["prediction_s"].to_list()
+        == kth.jobs.sort("submit_s", "job_id")["req_time_s"].cast(float).to_list()
+    )
     assert variant.total_corrections == 0
 
 
@@ -122,9 +123,7 @@ def both(jobs, m, **kwargs):
     """(compiled, reference) as job_id -> (start, backfilled, prediction, corrections)."""
     out = run_variant(jobs, m, **kwargs)
     columns = (out.start_s, out.backfilled, out.prediction_s, out.corrections)
-    fast = {
-        j.job_id: (s, bool(b), p, int(c)) for j, s, b, p, c in zip(jobs, *columns, strict=True)
-    }
+    fast = {j.job_id: (s, bool(b), p, int(c)) for j, s, b, p, c in zip(jobs, *columns, strict=True)}
     naive = {
         k: (r.start_s, r.backfilled, r.prediction_s, r.corrections)
         for k, r in naive_simulate_predicted(jobs, m, **kwargs).items()

@@ -54,9 +54,7 @@ def test_sweep_equals_separate_runs_and_the_reference(
         reservation=reservation, outlive=outlive,
     )  # fmt: skip
     policies = dict(primary=primary, backfill=backfill, threshold_backfill=threshold_backfill)
-    swept = simulate_thresholds(
-        *columns.values(), machine_procs, thresholds, **policies, **extra
-    )
+    swept = simulate_thresholds(*columns.values(), machine_procs, thresholds, **policies, **extra)
     assert len(swept) == len(thresholds)
     for theta, starts in zip(thresholds, swept, strict=True):
         separate = simulate_arrays(

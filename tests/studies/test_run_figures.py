@@ -67,8 +67,15 @@ def redirect_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     redirect_steps.choose_weeks(str(paths["filtered"]), str(paths["weeks"]),
                                 str(folder / "weeks.csv"), trace="KTH-slice", count=2,
                                 min_load=0.3, step_days=1, split="alternate")  # fmt: skip
-    common = {"trace": "KTH-slice", "thetas": [2, 20], "balance": [False, True],
-              "primary": "FCFS", "backfill": "FCFS", "tau_s": TAU_S, "max_alpha": 0.2}
+    common = {
+        "trace": "KTH-slice",
+        "thetas": [2, 20],
+        "balance": [False, True],
+        "primary": "FCFS",
+        "backfill": "FCFS",
+        "tau_s": TAU_S,
+        "max_alpha": 0.2,
+    }
     for alpha, key in ((0.2, "grid"), (None, "baseline")):
         redirect_steps.simulate_alpha(str(paths["filtered"]), str(paths["weeks"]),
                                       str(paths[key]), alpha=alpha, **common)  # fmt: skip

@@ -36,5 +36,3 @@ def full_config_of(config) -> dict[str, Any]:
 
 def with_tuning(config: dict[str, Any], **tuning: Any) -> dict[str, Any]:
     return deep_merge(config, {"tuning": tuning})
-
-

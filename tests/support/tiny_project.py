@@ -7,6 +7,7 @@ The tests never touch the repository's results; each project is its own folder.
 
 from __future__ import annotations
 
+import fcntl
 import gzip
 import os
 import re
@@ -15,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 import scheduler
@@ -168,3 +170,41 @@ def damaged_project(tmp_path: Path, kth_path: Path, change) -> tuple[Path, list[
     config["studies"] = ["tuning"]  # the common filter reads the log first (see above)
     write_config(project, config)
     return project, lines
+
+
+def shared_study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
+    """The tiny study (every study of config/tiny.yaml) run once per test session and shared by
+    the workflow test files, also across pytest-xdist's workers: the first to ask runs it under
+    a file lock, the others wait for it. Tests read it and plan on it (dry runs); whatever
+    changes it runs on a copy (:func:`copy_with`, ``shutil.copytree``)."""
+    base = tmp_path_factory.getbasetemp()
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    # the workers' base folders share a parent for one session only (without xdist: this one)
+    root = base.parent / f"shared-{run_id}" if run_id else base / "shared"
+    root.mkdir(exist_ok=True)
+    project = root / "project"
+    with open(root / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / "done").exists():
+            if project.exists():  # a worker failed half-way: start again
+                shutil.rmtree(project)
+                shutil.rmtree(root / "mirror", ignore_errors=True)
+            make_project(root, kth_path)
+            snakemake(project)
+            (root / "done").touch()
+    return project
+
+
+def plan_in_process(project: Path) -> dict:
+    """The studies' plans of ``project``'s config, made in this process as
+    workflow/rules/common.smk makes them (config/traces.yaml, config/config.yaml and the
+    project's tiny.yaml merged key by key, validated, planned): a config the workflow refuses
+    raises the same :class:`~scheduler.core.errors.ConfigurationError` here, without the
+    seconds of a Snakemake start."""
+    from scheduler.studies.common.study import plan_studies, validated_config
+    from support.study_configs import deep_merge
+
+    config: dict = {}
+    for path in (ROOT / "config/traces.yaml", ROOT / "config/config.yaml", project / "tiny.yaml"):
+        config = deep_merge(config, yaml.safe_load(path.read_text()))
+    return plan_studies(validated_config(config))

@@ -132,8 +132,12 @@ def test_unknown_zone_without_a_file() -> None:
 def test_filter_and_split_carry_the_calendar(log, calendar, tmp_path: Path) -> None:
     filtered = tmp_path / "filtered.parquet"
     filter_trace(
-        str(log[0]), str(filtered), str(tmp_path / "report.json"), trace="sthlm",
-        machine_procs=None, overrun="drop",
+        str(log[0]),
+        str(filtered),
+        str(tmp_path / "report.json"),
+        trace="sthlm",
+        machine_procs=None,
+        overrun="drop",
     )
     assert table_calendar(filtered) == calendar
     train, test = tmp_path / "train.parquet", tmp_path / "test.parquet"
@@ -148,8 +152,12 @@ def test_a_bad_zone_stops_only_the_steps_that_use_the_calendar(tmp_path: Path) -
     write_calendar_log(swf, zone="Mars/Olympus")
     filtered = tmp_path / "filtered.parquet"
     filter_trace(
-        str(swf), str(filtered), str(tmp_path / "report.json"), trace="bad",
-        machine_procs=None, overrun="drop",
+        str(swf),
+        str(filtered),
+        str(tmp_path / "report.json"),
+        trace="bad",
+        machine_procs=None,
+        overrun="drop",
     )
     meta = json.loads(pl.read_parquet_metadata(filtered)[CALENDAR_KEY])
     assert meta == {"unix_start_time": unix(START), "time_zone": "Mars/Olympus",
@@ -164,8 +172,15 @@ def test_a_bad_zone_stops_only_the_steps_that_use_the_calendar(tmp_path: Path) -
     weeks = tmp_path / "weeks.parquet"
     # first_submit weeks need no calendar
     resample_batch(
-        str(train), str(weeks), trace="bad", split="train", first_week=0, last_week=0, seed=1,
-        method="uniform", alignment="first_submit",
+        str(train),
+        str(weeks),
+        trace="bad",
+        split="train",
+        first_week=0,
+        last_week=0,
+        seed=1,
+        method="uniform",
+        alignment="first_submit",
     )
     with pytest.raises(StepError, match="TimeZoneString") as caught:
         resample_batch(str(train), str(weeks), trace="bad", split="train", first_week=0,
@@ -184,8 +199,12 @@ def test_a_table_without_calendar_is_refused(tmp_path: Path) -> None:
 def test_resample_step_refuses_an_unknown_alignment(log, tmp_path: Path) -> None:
     filtered = tmp_path / "filtered.parquet"
     filter_trace(
-        str(log[0]), str(filtered), str(tmp_path / "report.json"), trace="sthlm",
-        machine_procs=None, overrun="drop",
+        str(log[0]),
+        str(filtered),
+        str(tmp_path / "report.json"),
+        trace="sthlm",
+        machine_procs=None,
+        overrun="drop",
     )
     with pytest.raises(StepError, match="alignment must be one of"):
         resample_batch(str(filtered), str(tmp_path / "w.parquet"), trace="sthlm", split="x",

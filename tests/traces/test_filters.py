@@ -409,9 +409,7 @@ def test_no_job_left_in_clip_mode_names_the_clip_rule(job_table) -> None:
     with pytest.raises(NoJobsError) as info:
         strong_filter(make_trace(job_table({**OK, "req_time_s": 0})), overrun="clip",
                       require_jobs=True)  # fmt: skip
-    assert str(info.value).endswith(
-        "requested time <= 0 1; clipped (run > requested) 0)"
-    )
+    assert str(info.value).endswith("requested time <= 0 1; clipped (run > requested) 0)")
 
 
 def test_kth_clip_mode(kth_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -12,8 +13,15 @@ import polars as pl
 import pytest
 import yaml
 from support.png import png_text
-from support.tiny_project import ROOT, planned_jobs, snakemake, study_project, write_config
+from support.tiny_project import (
+    ROOT,
+    plan_in_process,
+    planned_jobs,
+    study_project,
+    write_config,
+)
 
+from scheduler.core.errors import ConfigurationError
 from scheduler.core.provenance import read_csv
 
 pytestmark = pytest.mark.workflow
@@ -22,11 +30,11 @@ MEMORY = "results/memory"
 VARIANTS = {"none", "perceptron-implicit", "perceptron-explicit", "history"}
 
 
-@pytest.fixture(scope="module")
-def study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
-    project = study_project(tmp_path_factory.mktemp("memory"), kth_path, "memory")
-    snakemake(project)
-    return project
+@pytest.fixture
+def study(tiny_study: Path) -> Path:
+    """The session's tiny study (every study; the memory study's files are those of a run of
+    it alone)."""
+    return tiny_study
 
 
 def test_bundled_slices_match_their_checksums() -> None:
@@ -84,8 +92,8 @@ def test_tables_and_figures(study: Path) -> None:
     assert "7 runs of 955 jobs" in log
 
 
-def test_rerun_nothing_and_a_new_load_runs_two_jobs(study: Path, tmp_path: Path) -> None:
-    assert planned_jobs(study) == {}
+def test_a_new_load_runs_two_jobs(study: Path, tmp_path: Path) -> None:
+    # (the finished study plans nothing: test_workflow.py's test_rerun_does_nothing)
     copy = tmp_path / "copy"
     shutil.copytree(study, copy, symlinks=True)
     config = yaml.safe_load((copy / "tiny.yaml").read_text())
@@ -105,7 +113,8 @@ def test_rerun_nothing_and_a_new_load_runs_two_jobs(study: Path, tmp_path: Path)
     ],
 )
 def test_bad_config_is_refused(tmp_path: Path, kth_path: Path, change: dict, message: str) -> None:
+    """Planned in this process as the Snakefile plans (test_workflow_config.py runs Snakemake on
+    refused configs: the same error stops it before any job)."""
     project = study_project(tmp_path, kth_path, "memory", **change)
-    done = snakemake(project, check=False)
-    assert done.returncode != 0 and message in done.stdout + done.stderr
-    assert not (project / "results").exists()
+    with pytest.raises(ConfigurationError, match=re.escape(message)):
+        plan_in_process(project)

@@ -4,6 +4,7 @@ a second copy of it (two logs, so the leave-one-log-out table and correlation fi
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 from pathlib import Path
 
@@ -11,8 +12,15 @@ import polars as pl
 import pytest
 import yaml
 from support.png import png_text
-from support.tiny_project import make_project, planned_jobs, snakemake, write_config
+from support.tiny_project import (
+    make_project,
+    plan_in_process,
+    planned_jobs,
+    snakemake,
+    write_config,
+)
 
+from scheduler.core.errors import ConfigurationError
 from scheduler.core.provenance import read_csv, read_parquet_provenance
 
 pytestmark = pytest.mark.workflow
@@ -138,11 +146,12 @@ def test_one_log_has_no_lolo_and_no_correlations(tmp_path: Path, kth_path: Path)
 def test_bad_names_are_refused_before_anything_runs(
     tmp_path: Path, kth_path: Path, change: dict, message: str
 ) -> None:
+    """Planned in this process as the Snakefile plans (test_workflow_config.py runs Snakemake on
+    refused configs: the same error stops it before any job)."""
     project = prediction_project(tmp_path, kth_path, **change)
-    done = snakemake(project, check=False)
-    assert done.returncode != 0
-    assert message in done.stdout + done.stderr and "prediction." in done.stdout + done.stderr
-    assert not (project / "results").exists()
+    with pytest.raises(ConfigurationError, match=re.escape(message)) as refused:
+        plan_in_process(project)
+    assert "prediction." in str(refused.value)
 
 
 def test_a_truncated_runs_file_stops_the_collect_step(study: Path, tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -9,18 +10,25 @@ import polars as pl
 import pytest
 import yaml
 from support.png import png_text
-from support.tiny_project import planned_jobs, snakemake, study_project, write_config
+from support.tiny_project import (
+    plan_in_process,
+    planned_jobs,
+    snakemake,
+    study_project,
+    write_config,
+)
 
+from scheduler.core.errors import ConfigurationError
 from scheduler.core.provenance import read_csv
 
 pytestmark = pytest.mark.workflow
 
 
-@pytest.fixture(scope="module")
-def study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
-    project = study_project(tmp_path_factory.mktemp("redirect"), kth_path, "redirect")
-    snakemake(project)
-    return project
+@pytest.fixture
+def study(tiny_study: Path) -> Path:
+    """The session's tiny study (every study; the redirect study's files are those of a run of
+    it alone)."""
+    return tiny_study
 
 
 def test_weeks_are_loaded_and_split(study: Path) -> None:
@@ -80,8 +88,8 @@ def test_figures(study: Path) -> None:
         assert step in png_text(png)["Description"], name
 
 
-def test_rerun_nothing_and_a_new_alpha_runs_one_job(study: Path, tmp_path: Path) -> None:
-    assert planned_jobs(study) == {}
+def test_a_new_alpha_runs_one_job(study: Path, tmp_path: Path) -> None:
+    # (the finished study plans nothing: test_workflow.py's test_rerun_does_nothing)
     copy = tmp_path / "copy"
     shutil.copytree(study, copy, symlinks=True)
     config = yaml.safe_load((copy / "tiny.yaml").read_text())
@@ -111,11 +119,20 @@ def test_new_online_selectors_rerun_only_the_online_runs(study: Path, tmp_path: 
         ({"alphas": [0.0, 0.1]}, "alphas"),
         ({"thetas": [2.5]}, "thetas"),
         ({"traces": ["NOPE"]}, "unknown trace 'NOPE'"),
-        ({"min_load": 5.0}, "week(s) with offered load"),
         ({"online": {"selectors": ["full"]}}, "unknown bandit spec 'full'"),
     ],
 )
 def test_bad_config_is_refused(tmp_path: Path, kth_path: Path, change: dict, message: str) -> None:
+    """Planned in this process as the Snakefile plans (test_workflow_config.py runs Snakemake on
+    refused configs: the same error stops it before any job)."""
     project = study_project(tmp_path, kth_path, "redirect", **change)
+    with pytest.raises(ConfigurationError, match=re.escape(message)):
+        plan_in_process(project)
+
+
+def test_too_high_a_minimum_load_stops_the_choice_of_weeks(tmp_path: Path, kth_path: Path) -> None:
+    """No week reaches redirect.min_load: known only once the log is read, so the step that
+    chooses the weeks stops, naming the key."""
+    project = study_project(tmp_path, kth_path, "redirect", min_load=5.0)
     done = snakemake(project, check=False)
-    assert done.returncode != 0 and message in done.stdout + done.stderr
+    assert done.returncode != 0 and "week(s) with offered load" in done.stdout + done.stderr

@@ -17,7 +17,6 @@ from support.png import png_text
 from support.tiny_project import (
     copy_with,
     edited_package,
-    make_project,
     planned_jobs,
     snakemake,
     write_config,
@@ -30,12 +29,10 @@ from scheduler.studies.online.steps import WEEK_ALIGNMENT_KEY
 pytestmark = pytest.mark.workflow
 
 
-@pytest.fixture(scope="module")
-def study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
-    """The tiny study, run once for the module."""
-    project = make_project(tmp_path_factory.mktemp("workflow"), kth_path)
-    snakemake(project)
-    return project
+@pytest.fixture
+def study(tiny_study: Path) -> Path:
+    """The session's tiny study (every study), shared with the other workflow test files."""
+    return tiny_study
 
 
 def test_tables_have_expected_rows_and_baseline_is_one(study: Path) -> None:
@@ -278,9 +275,10 @@ def test_alignment_options_rerun_what_they_change(study: Path, tmp_path: Path) -
     assert jobs["tuning_bootstrap"] == 2  # its source weeks are cut as the study's
 
 
-def test_report_contains_every_figure_and_table(study: Path) -> None:
-    snakemake(study, "--report", "report.html")
-    html = (study / "report.html").read_text(errors="replace")
+def test_report_contains_every_figure_and_table(study: Path, tmp_path: Path) -> None:
+    project = copy_with(study, tmp_path)  # the shared study is only read
+    snakemake(project, "--report", "report.html")
+    html = (project / "report.html").read_text(errors="replace")
     assert len(html) > 100_000
     names = ("weekly_avg_wait", "pairs_worst_max_wait", "train_test_pairs", "protocol.csv",
              "selector_improvement_1d", "choice_shares_1w", "changes.csv", "best_worst.csv",
@@ -308,7 +306,7 @@ def test_report_contains_every_figure_and_table(study: Path) -> None:
 def test_editing_a_module_reruns_the_steps_that_use_it(
     study: Path, tmp_path: Path, module: str, expected: set[str], untouched: set[str]
 ) -> None:
-    assert planned_jobs(study) == {}
+    """(The unedited package plans nothing: :func:`test_rerun_does_nothing`.)"""
     jobs = planned_jobs(study, pythonpath=edited_package(tmp_path, module))
     assert expected <= set(jobs), jobs
     assert not untouched & set(jobs), jobs

@@ -73,22 +73,6 @@ def test_dry_run_plans_the_whole_study(tmp_path: Path, kth_path: Path) -> None:
     assert not (project / "results").exists()
 
 
-@pytest.mark.parametrize(
-    ("selectors", "figures"),
-    [(["full", "bandit"], 5), (["bandit"], 5), (["random", "ucb"], 3)],
-)
-def test_choice_share_figures_are_planned_only_for_selectors_they_show(
-    tmp_path: Path, kth_path: Path, selectors: list[str], figures: int
-) -> None:
-    """Choice shares show the noisy (else full) selector and the bandit: without any of them
-    the figure is not planned (it would fail after the whole study had run)."""
-    project = make_project(tmp_path, kth_path)
-    config = yaml.safe_load((project / "tiny.yaml").read_text())
-    config["online"]["selectors"] = selectors
-    write_config(project, config)
-    assert planned_jobs(project)["online_figure"] == figures
-
-
 def test_figures_from_the_training_weeks(tmp_path: Path, kth_path: Path) -> None:
     """tuning.figures.weeks_from: train plans no whole-log weeks and draws the descriptive
     figures from the training weeks."""
@@ -200,7 +184,7 @@ def test_a_study_without_a_bandit_has_no_epsilon_table(tmp_path: Path, kth_path:
     assert figures == ["fixed_improvement", "selector_improvement_1d"]
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
 @given(change=sections())
 def test_drawn_configs_are_refused_by_name_or_dry_run(
     tmp_path_factory: pytest.TempPathFactory, kth_path: Path, change: dict

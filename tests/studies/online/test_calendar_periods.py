@@ -65,8 +65,12 @@ def study(tmp_path_factory) -> dict:
     instants = write_calendar_log(swf)
     filtered = root / "filtered.parquet"
     filter_trace(
-        str(swf), str(filtered), str(root / "report.json"), trace="sthlm",
-        machine_procs=None, overrun="drop",
+        str(swf),
+        str(filtered),
+        str(root / "report.json"),
+        trace="sthlm",
+        machine_procs=None,
+        overrun="drop",
     )
     paths = {}
     for alignment in ("calendar", "first_submit"):

@@ -87,13 +87,9 @@ def test_fixed_improvement_plot(curves_table: pl.DataFrame):
     np.testing.assert_allclose(shown["improvement_pct"], 100.0 * spf["improvement"].to_numpy())
     np.testing.assert_allclose(shown["q90_pct"], 100.0 * spf["q90"].to_numpy())
     assert (data[data["label"] == "FCFS"]["improvement_pct"] == 0.0).all()
-    assert _flat(plot.labels.y) == (
-        "cumulative waiting-time improvement vs EASY(FCFS, 40 h) (%)"
-    )
+    assert _flat(plot.labels.y) == ("cumulative waiting-time improvement vs EASY(FCFS, 40 h) (%)")
     assert "(days)" in _flat(plot.labels.x)
-    assert TRACE in _flat(plot.labels.title) and "fixed policies" in _flat(
-        plot.labels.title
-    )
+    assert TRACE in _flat(plot.labels.title) and "fixed policies" in _flat(plot.labels.title)
     assert "sum over 3 replicas (ends at the table)" in _flat(plot.labels.subtitle)
     dashed = [layer for layer in plot.layers if layer.geom.aes_params.get("linetype") == "dashed"]
     assert len(dashed) == 2  # q10 and q90
@@ -124,9 +120,7 @@ def test_selector_improvement_plot(curves_table: pl.DataFrame):
     full = curves_table.filter((pl.col("strategy") == "full") & (pl.col("period") == "1d"))
     shown = data[data["label"] == "full"].sort_values("day")
     np.testing.assert_allclose(shown["q10_pct"], 100.0 * full.sort("day")["q10"].to_numpy())
-    assert "1d periods" in _flat(plot.labels.title) and TRACE in _flat(
-        plot.labels.title
-    )
+    assert "1d periods" in _flat(plot.labels.title) and TRACE in _flat(plot.labels.title)
     assert "EASY(FCFS, 40 h) (%)" in _flat(plot.labels.y)
     # Without best_fixed: the fixed policy with the highest final mean improvement (SPF here).
     weekly = selector_improvement_plot(curves_table, TRACE, period="1w", **REF)
@@ -196,9 +190,7 @@ def test_the_figures_name_the_configured_reference():
     spf = data[data["label"] == "SPF"]
     assert (spf[["improvement_pct", "q10_pct", "q90_pct"]] == 0.0).all().all()
     assert not (data[data["label"] == "FCFS"]["improvement_pct"] == 0.0).all()
-    assert _flat(fixed.labels.y) == (
-        "cumulative waiting-time improvement vs EASY(SPF, 40 h) (%)"
-    )
+    assert _flat(fixed.labels.y) == ("cumulative waiting-time improvement vs EASY(SPF, 40 h) (%)")
     assert "vs EASY(SPF, 40 h)" in _flat(fixed.labels.subtitle)
     assert "EASY(P, 40 h) with P fixed" in _flat(fixed.labels.subtitle)
     selectors = selector_improvement_plot(table, TRACE, period="1d", **spf_ref)

@@ -132,7 +132,13 @@ def long_trace_path(tmp_path_factory: pytest.TempPathFactory) -> str:
     )  # fmt: skip
     out = str(folder / "replica0.parquet")
     online_steps.make_long_trace(
-        filtered, out, trace="KTH-slice", replica=0, weeks=2, seed=1, method="uniform",
+        filtered,
+        out,
+        trace="KTH-slice",
+        replica=0,
+        weeks=2,
+        seed=1,
+        method="uniform",
         alignment="calendar",
     )
     return out

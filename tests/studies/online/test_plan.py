@@ -204,3 +204,18 @@ def test_online_messages_name_the_key_and_the_value(config, change, message) -> 
         online_plan(changed)
 
 
+@pytest.mark.parametrize(
+    ("selectors", "figures"),
+    [(["full", "bandit"], 5), (["bandit"], 5), (["random", "ucb"], 3)],
+)
+def test_choice_share_figures_are_planned_only_for_selectors_they_show(
+    config, selectors: list[str], figures: int
+) -> None:
+    """Choice shares show the noisy (else full) selector and the bandit: without any of them
+    the figure is not planned (it would fail after the whole study had run). Two periods:
+    fixed improvement, then per period the selectors' improvement and the choice shares."""
+    config = copy.deepcopy(config)
+    config["online"]["selectors"] = selectors
+    plan = online_plan(config)
+    assert len(plan.figure_names()) == figures
+    assert len([t for t in plan.targets() if t.endswith(".png")]) == figures * len(plan.trace_names)

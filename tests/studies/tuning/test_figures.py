@@ -504,9 +504,9 @@ def test_train_test_pairs_plot(summary: pl.DataFrame, max_wait: str) -> None:
     # trace x pair x (AvgWait, MaxWait)
     assert len(data) == len(TRACES) * 7 * len(BACKFILLS) * 2
     assert list(data["metric"].cat.categories) == ["AvgWait", "MaxWait"]
-    assert data.groupby(["trace", "metric"], observed=True).size().tolist() == [
-        7 * len(BACKFILLS)
-    ] * 4
+    assert (
+        data.groupby(["trace", "metric"], observed=True).size().tolist() == [7 * len(BACKFILLS)] * 4
+    )
     # the differences with the baseline (its own threshold, same trace and split), by hand
     max_source = f"{max_wait}_max_wait_s"
     for trace in TRACES:
@@ -529,9 +529,7 @@ def test_train_test_pairs_plot(summary: pl.DataFrame, max_wait: str) -> None:
         for layer in _layers(plot, "geom_point")
         if isinstance(layer.geom.data, pd.DataFrame)
     ]
-    assert any(
-        len(c) == 4 and (c["train"] == 0).all() and (c["test"] == 0).all() for c in circles
-    )
+    assert any(len(c) == 4 and (c["train"] == 0).all() and (c["test"] == 0).all() for c in circles)
     assert [layer.geom.data["yintercept"].tolist() for layer in _layers(plot, "geom_hline")] == [
         [0.0]
     ]

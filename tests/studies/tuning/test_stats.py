@@ -451,9 +451,9 @@ def test_bootstrap_intervals_follow_the_t_formula_on_the_bootstrap_se() -> None:
                      source_weeks=12, max_wait={("SPF", "FCFS", "none"): spf_max})  # fmt: skip
     relative = add_relative_columns(frame(two_pairs(base_test, spf_test)), BASE)
     for confidence in (0.95, 0.8):
-        row = train_test_protocol(
-            relative, BASE, confidence=confidence, bootstrap=bootstrap
-        ).row(0, named=True)
+        row = train_test_protocol(relative, BASE, confidence=confidence, bootstrap=bootstrap).row(
+            0, named=True
+        )
         q = sps.t.ppf(0.5 + confidence / 2, 11)
         d = np.mean(spf_test) - np.mean(base_test)
         se = np.std(spf_star - base_star, ddof=1)
@@ -502,9 +502,9 @@ def test_no_difference_gives_p_one_and_point_intervals() -> None:
         rows("FCFS", "FCFS", "none", [6.0, 7.0], split="test"),
     )
     bootstrap = boot("T", {("FCFS", "FCFS", "none"): [6.0, 7.5, 5.0]})
-    row = train_test_protocol(
-        add_relative_columns(weekly, BASE), BASE, bootstrap=bootstrap
-    ).row(0, named=True)
+    row = train_test_protocol(add_relative_columns(weekly, BASE), BASE, bootstrap=bootstrap).row(
+        0, named=True
+    )
     assert (row["primary"], row["backfill"]) == ("FCFS", "FCFS")
     assert row["test_mean_difference_s"] == 0.0
     assert (row["p_value"], row["p_holm"], row["significant"]) == (1.0, 1.0, False)

@@ -567,8 +567,12 @@ def test_filter_step_with_no_job_left_names_the_rule_counts(kth_path, tmp_path):
     swf.write_text("".join(damaged))
     with pytest.raises(core_steps.StepError) as info:
         trace_steps.filter_trace(
-            str(swf), str(tmp_path / "f.parquet"), str(tmp_path / "r.json"), trace="jobless",
-            machine_procs=None, overrun="drop",
+            str(swf),
+            str(tmp_path / "f.parquet"),
+            str(tmp_path / "r.json"),
+            trace="jobless",
+            machine_procs=None,
+            overrun="drop",
         )
     assert f"{swf}: no job left after filtering (3 jobs in; removed by rule: " in str(info.value)
     assert "run time <= 0 or submit < 0 3" in str(info.value)
@@ -581,8 +585,12 @@ def test_filter_step_without_machine_size_names_the_config_key(kth_path, tmp_pat
     swf.write_text("".join(lines))
     with pytest.raises(core_steps.StepError) as info:
         trace_steps.filter_trace(
-            str(swf), str(tmp_path / "f.parquet"), str(tmp_path / "r.json"), trace="Sizeless",
-            machine_procs=None, overrun="drop",
+            str(swf),
+            str(tmp_path / "f.parquet"),
+            str(tmp_path / "r.json"),
+            trace="Sizeless",
+            machine_procs=None,
+            overrun="drop",
         )
     message = str(info.value)
     assert message.startswith(f"{swf}: field MaxProcs: ")
