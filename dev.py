@@ -77,9 +77,10 @@ def test(*extra: str) -> int:
         done = subprocess.run(lint, cwd=ROOT)
         if done.returncode != 0:
             return done.returncode
-    # one pytest worker per core (pytest-xdist), each taking whole test files, so that a
-    # module's fixtures (a tiny study run once, shared by its tests) are built once
-    parallel = ["-n", "auto", "--dist", "loadfile"]
+    # one pytest worker per core (pytest-xdist); an idle worker takes tests from the other's
+    # queue (worksteal); the tiny studies the workflow tests read are run once per session and
+    # shared by the workers (tests/support/tiny_project.py: shared_project)
+    parallel = ["-n", "auto", "--dist", "worksteal"]
     return subprocess.run([python, "-m", "pytest", *parallel, *extra], cwd=ROOT).returncode
 
 

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -172,27 +173,40 @@ def damaged_project(tmp_path: Path, kth_path: Path, change) -> tuple[Path, list[
     return project, lines
 
 
-def shared_study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
-    """The tiny study (every study of config/tiny.yaml) run once per test session and shared by
-    the workflow test files, also across pytest-xdist's workers: the first to ask runs it under
-    a file lock, the others wait for it. Tests read it and plan on it (dry runs); whatever
-    changes it runs on a copy (:func:`copy_with`, ``shutil.copytree``)."""
+def shared_project(
+    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Path]
+) -> Path:
+    """A project built and run once per test session, shared by every test file that asks for
+    ``name``, also across pytest-xdist's workers: the first to ask calls ``build(folder)`` (it
+    makes the project in ``folder``, runs it and returns it) under a file lock, the others wait
+    for it. Tests read it and plan on it (dry runs); whatever changes it runs on a copy
+    (:func:`copy_with`, ``shutil.copytree``)."""
     base = tmp_path_factory.getbasetemp()
     run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     # the workers' base folders share a parent for one session only (without xdist: this one)
     root = base.parent / f"shared-{run_id}" if run_id else base / "shared"
-    root.mkdir(exist_ok=True)
-    project = root / "project"
-    with open(root / "lock", "w") as lock:
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (root / "done").exists():
-            if project.exists():  # a worker failed half-way: start again
-                shutil.rmtree(project)
-                shutil.rmtree(root / "mirror", ignore_errors=True)
-            make_project(root, kth_path)
-            snakemake(project)
-            (root / "done").touch()
-    return project
+        done = folder.with_suffix(".done")
+        if not done.exists():
+            shutil.rmtree(folder)  # a worker failed half-way: start again
+            folder.mkdir()
+            done.write_text(str(build(folder)))
+    return Path(done.read_text())
+
+
+def shared_study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
+    """The tiny study (every study of config/tiny.yaml), run once per session
+    (:func:`shared_project`)."""
+
+    def build(folder: Path) -> Path:
+        project = make_project(folder, kth_path)
+        snakemake(project)
+        return project
+
+    return shared_project(tmp_path_factory, "tiny", build)
 
 
 def plan_in_process(project: Path) -> dict:

@@ -16,6 +16,7 @@ from support.tiny_project import (
     make_project,
     plan_in_process,
     planned_jobs,
+    shared_project,
     snakemake,
     write_config,
 )
@@ -46,11 +47,16 @@ def prediction_project(tmp: Path, kth_path: Path, **section: object) -> Path:
     return project
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
-    project = prediction_project(tmp_path_factory.mktemp("prediction"), kth_path)
-    snakemake(project)
-    return project
+    """The prediction study on its two logs, run once per session."""
+
+    def build(folder: Path) -> Path:
+        project = prediction_project(folder, kth_path)
+        snakemake(project)
+        return project
+
+    return shared_project(tmp_path_factory, "prediction", build)
 
 
 def test_runs_hold_every_triple_of_both_logs(study: Path) -> None:

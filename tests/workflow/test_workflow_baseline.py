@@ -11,6 +11,7 @@ import pytest
 from support.png import png_text
 from support.tiny_project import (
     make_project,
+    shared_project,
     snakemake,
     tiny_config,
     write_config,
@@ -21,21 +22,26 @@ from scheduler.core.provenance import read_csv
 pytestmark = pytest.mark.workflow
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def spf_study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
-    """A tiny study whose tuning baseline is EASY-SPF-FCFS and online reference EASY(SPF, 40 h)."""
-    project = make_project(tmp_path_factory.mktemp("spf"), kth_path)
-    config = tiny_config(
-        project.parent / "mirror",
-        baseline={"primary": "SPF", "backfill": "FCFS", "threshold": "none"},
-        weeks_per_split=2,
-    )
-    config["online"].update(reference="SPF", periods=["1d"], selectors=["full", "bandit"])
-    config["online"]["epsilons"] = [0.1]
-    config["studies"] = ["tuning", "online"]  # the two studies with a baseline or reference
-    write_config(project, config)
-    snakemake(project)
-    return project
+    """A tiny study whose tuning baseline is EASY-SPF-FCFS and online reference EASY(SPF, 40 h),
+    run once per session."""
+
+    def build(folder: Path) -> Path:
+        project = make_project(folder, kth_path)
+        config = tiny_config(
+            folder / "mirror",
+            baseline={"primary": "SPF", "backfill": "FCFS", "threshold": "none"},
+            weeks_per_split=2,
+        )
+        config["online"].update(reference="SPF", periods=["1d"], selectors=["full", "bandit"])
+        config["online"]["epsilons"] = [0.1]
+        config["studies"] = ["tuning", "online"]  # the two studies with a baseline or reference
+        write_config(project, config)
+        snakemake(project)
+        return project
+
+    return shared_project(tmp_path_factory, "spf-baseline", build)
 
 
 def test_the_configured_baseline_names_tables_and_figures(spf_study: Path) -> None:
