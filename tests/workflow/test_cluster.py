@@ -9,7 +9,7 @@ the tests fail, they never skip.
 The study is the workflow tests' tiny configuration, cut to what a cluster test needs (two
 policy pairs, one batch per split, one online replica) so that the whole module stays under
 five minutes on two cores. Snakemake runs exactly as a user runs it,
-``snakemake --profile profiles/slurm``, with the account written into the profile as the README
+``snakemake --profile profiles/slurm``, with the account written into the profile as docs/cluster.md
 says, and under ``timeout -s KILL`` (Snakemake ignores SIGTERM while jobs run).
 """
 
@@ -90,7 +90,7 @@ def cluster() -> Iterator[dict[str, str]]:
 
 
 def use_account(project: Path) -> None:
-    """Write the account into the profile's default resources, as the README tells users."""
+    """Write the account into the profile's default resources, as docs/cluster.md tells users."""
     profile = project / "profiles" / "slurm" / "config.yaml"
     settings = yaml.safe_load(profile.read_text())
     settings["default-resources"]["slurm_account"] = ACCOUNT
