@@ -49,17 +49,26 @@ from scheduler.traces.swf import Trace, check_unique_job_ids
 
 __all__ = [
     "OVERRUN_MODES",
+    "PROCESSOR_COUNTS",
     "REMOVAL_RULES",
     "FilterReport",
     "Overrun",
     "check_overrun",
     "strong_filter",
+    "with_processor_count",
 ]
 
 #: What rule 4 does with a job whose run time exceeds its (positive) requested time.
 Overrun = Literal["drop", "clip"]
 #: The allowed values of ``overrun``.
 OVERRUN_MODES: tuple[str, ...] = get_args(Overrun)
+
+#: Which processor count a job occupies in a simulation: the allocated one (SWF field 5, the
+#: package's default) or the requested one (field 8; the run-time prediction study's published
+#: simulator used it).
+ProcessorCount = Literal["allocated", "requested"]
+#: The allowed values of ``processors``.
+PROCESSOR_COUNTS: tuple[str, ...] = get_args(ProcessorCount)
 
 #: The removal counts of a :class:`FilterReport`, in rule order: (attribute, short label).
 REMOVAL_RULES = (
@@ -261,6 +270,32 @@ def check_overrun(overrun: object) -> None:
         raise ConfigurationError(
             f"strong_filter: overrun must be one of {allowed}, got {str(overrun)[:60]!r}"
         )
+
+
+def with_processor_count(jobs: pl.DataFrame, processors: str, machine_procs: int) -> pl.DataFrame:
+    """``jobs`` (a filtered table) with ``alloc_procs``, the count the engines occupy, taken from
+    the count ``processors`` names: ``"allocated"`` returns ``jobs`` unchanged; ``"requested"``
+    sets it to ``req_procs`` bounded to [1, ``machine_procs``] (an unknown request, <= 0, keeps
+    the allocated count). ``req_procs`` itself is kept.
+
+    Raises
+    ------
+    ConfigurationError
+        ``processors`` is not one of :data:`PROCESSOR_COUNTS`.
+    """
+    if processors not in PROCESSOR_COUNTS:
+        raise ConfigurationError(
+            f"processors must be one of {', '.join(PROCESSOR_COUNTS)}, got {processors!r}"
+        )
+    if processors == "allocated":
+        return jobs
+    requested = pl.col("req_procs").clip(1, machine_procs).cast(jobs.schema["alloc_procs"])
+    return jobs.with_columns(
+        pl.when(pl.col("req_procs") > 0)
+        .then(requested)
+        .otherwise(pl.col("alloc_procs"))
+        .alias("alloc_procs")
+    )
 
 
 def _remove(jobs: pl.DataFrame, condition: pl.Expr) -> tuple[pl.DataFrame, int]:

@@ -14,7 +14,7 @@ from support.expected import KTH_CLIPPED, KTH_FILTER_COUNTS
 
 from scheduler.core.constants import SWF_COLUMNS, SWF_SCHEMA
 from scheduler.core.errors import ConfigurationError
-from scheduler.traces.filters import FilterReport, strong_filter
+from scheduler.traces.filters import FilterReport, strong_filter, with_processor_count
 from scheduler.traces.swf import SwfHeader, Trace, read_swf
 
 MACHINE_PROCS = 8
@@ -426,3 +426,47 @@ def test_kth_clip_mode(kth_path: Path) -> None:
 def test_real_logs_clip_mode(shared_trace, name: str, machine_procs, clipped: int) -> None:
     _, clip = assert_clip_extends_drop(read_swf(shared_trace(name), machine_procs=machine_procs))
     assert clip.clipped_overrun == clipped
+
+
+# -- the processor count a simulation occupies ----------------------------------------------------
+
+
+def test_processor_count_allocated_is_the_table_itself(job_table) -> None:
+    jobs = job_table({"alloc_procs": 4, "req_procs": 2}, {"alloc_procs": 1, "req_procs": 3})
+    assert with_processor_count(jobs, "allocated", 8) is jobs
+
+
+def test_processor_count_requested_is_bounded_and_keeps_unknown_requests(job_table) -> None:
+    jobs = job_table(
+        {"alloc_procs": 4, "req_procs": 2},  # fewer requested than allocated
+        {"alloc_procs": 1, "req_procs": 3},  # more requested
+        {"alloc_procs": 6, "req_procs": 12},  # more than the machine: bounded to 8
+        {"alloc_procs": 5, "req_procs": -1},  # unknown request: the allocated count stays
+    )
+    out = with_processor_count(jobs, "requested", 8)
+    assert out["alloc_procs"].to_list() == [2, 3, 8, 5]
+    assert out["req_procs"].to_list() == jobs["req_procs"].to_list()
+    assert out.schema == jobs.schema
+
+
+def test_processor_count_changes_a_hand_worked_schedule(job_table) -> None:
+    """Machine of 4. A (t=0, 10 s) was given 4 processors but requested 2; B (t=1, 5 s) needs 2.
+    On the allocated counts B waits for A (starts at 10); on the requested ones it starts at
+    once (t=1)."""
+    import scheduler
+
+    jobs = job_table(
+        {"submit_s": 0, "run_s": 10, "req_time_s": 10, "alloc_procs": 4, "req_procs": 2},
+        {"submit_s": 1, "run_s": 5, "req_time_s": 5, "alloc_procs": 2, "req_procs": 2},
+    )
+    starts = {}
+    for processors in ("allocated", "requested"):
+        trace = Trace(jobs=with_processor_count(jobs, processors, 4), header=SwfHeader(),
+                      machine_procs=4)  # fmt: skip
+        starts[processors] = scheduler.simulate(trace, "FCFS", "FCFS").jobs["start_s"].to_list()
+    assert starts == {"allocated": [0.0, 10.0], "requested": [0.0, 1.0]}
+
+
+def test_processor_count_unknown_name_is_refused(job_table) -> None:
+    with pytest.raises(ConfigurationError, match=r"allocated, requested.*'both'"):
+        with_processor_count(job_table({"alloc_procs": 1, "req_procs": 1}), "both", 8)

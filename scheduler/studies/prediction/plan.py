@@ -108,6 +108,7 @@ class PredictionPlan:
 
     traces: tuple[TraceEntry, ...]
     overrun: str
+    processors: str
     techniques: tuple[Technique, ...]
     corrections: tuple[str, ...]
     backfills: tuple[str, ...]
@@ -244,6 +245,7 @@ class PredictionPlan:
             "loss": technique.loss,
             "corrections": list(self.corrections_of(technique)),
             "backfills": list(self.backfills),
+            "processors": self.processors,
             "learner": self.learner(),
         }
 
@@ -338,6 +340,7 @@ def prediction_plan(config: Mapping[str, Any]) -> PredictionPlan:
     return PredictionPlan(
         traces=traces,
         overrun=section["overrun"],
+        processors=section["processors"],
         techniques=techniques,
         corrections=corrections,
         backfills=backfills,

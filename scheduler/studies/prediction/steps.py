@@ -29,6 +29,7 @@ from scheduler.studies.prediction.stats import (
     lolo_table,
     prediction_errors,
 )
+from scheduler.traces.filters import with_processor_count
 
 __all__ = [
     "PREDICTION_COLUMNS",
@@ -61,18 +62,21 @@ def simulate_technique(
     loss: str | None,
     corrections: Sequence[str],
     backfills: Sequence[str],
+    processors: str,
     learner: Mapping[str, Any],
     ctx: StepContext,
 ) -> None:
-    """Simulate every (correction, backfilling variant) of one technique on a filtered log.
+    """Simulate every (correction, backfilling variant) of one technique on a filtered log, each
+    job occupying its allocated or requested processors (``processors``,
+    :func:`~scheduler.traces.filters.with_processor_count`).
 
     Writes one row per triple (:data:`~scheduler.studies.prediction.stats.RUN_COLUMNS`) and the
     job-level predictions at submission of the first triple (:data:`PREDICTION_COLUMNS`).
     The correction ``"none"`` (REQUESTED, CLAIRVOYANT) runs with the REQUESTED TIME rule, which
     never fires for them.
     """
-    table = read_table(filtered_path)
     machine_procs = table_machine_procs(filtered_path)
+    table = with_processor_count(read_table(filtered_path), processors, machine_procs)
     if not corrections or not backfills:
         raise ConfigurationError(f"{technique}: no correction or backfilling variant to run")
     rows: list[dict[str, Any]] = []

@@ -110,3 +110,19 @@ def test_plan_does_not_change_the_config() -> None:
     before = copy.deepcopy(config)
     prediction_plan(config)
     assert config == before
+
+
+@pytest.mark.parametrize(
+    ("section", "expected"), [({}, "allocated"), ({"processors": "requested"}, "requested")]
+)
+def test_the_processor_count_reaches_every_simulation(section: dict, expected: str) -> None:
+    """prediction.processors (allocated by default) is a setting of every technique's step."""
+    plan = prediction_plan(_config(**section))
+    for technique in plan.techniques:
+        wildcards = type("W", (), {"trace": "KTH-SP2", "technique": technique.slug})()
+        assert plan.technique_settings(wildcards)["processors"] == expected
+
+
+def test_an_unknown_processor_count_is_refused_naming_the_key() -> None:
+    with pytest.raises(ConfigurationError, match=r"prediction\.processors"):
+        prediction_plan(_config(processors="both"))
