@@ -154,12 +154,17 @@ def _segment(lines: list[str], node: ast.AST) -> str:
     return "".join([head, *lines[first + 1 : last], tail])
 
 
-def _facts(module: str) -> _ModuleFacts:
+def _stamped_path(module: str) -> tuple[Path, tuple[int, int]]:
+    """The file of ``module`` and its version stamp (mtime in ns, size): the caches' key."""
     path = _path(module)
     if path is None:
         raise ValueError(f"{module!r} is not a module of the {PACKAGE} package")
     stat = path.stat()
-    return _module_facts(module, path, (stat.st_mtime_ns, stat.st_size))
+    return path, (stat.st_mtime_ns, stat.st_size)
+
+
+def _facts(module: str) -> _ModuleFacts:
+    return _module_facts(module, *_stamped_path(module))
 
 
 @functools.cache
@@ -182,11 +187,7 @@ def _module_facts(module: str, path: Path, stamp: tuple[int, int]) -> _ModuleFac
 
 def module_imports(module: str) -> frozenset[str]:
     """Every ``scheduler`` module imported anywhere in ``module`` (top level or in functions)."""
-    path = _path(module)
-    if path is None:
-        raise ValueError(f"{module!r} is not a module of the {PACKAGE} package")
-    stat = path.stat()
-    return _module_imports(module, path, (stat.st_mtime_ns, stat.st_size))
+    return _module_imports(module, *_stamped_path(module))
 
 
 @functools.cache

@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from support.configs import overlay
+
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG_DIR = ROOT / "config"
 
 
-def deep_merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(base)
-    for key, value in overlay.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = deep_merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
+#: ``overlay`` merged into ``base`` key by key, as Snakemake merges config files.
+deep_merge = overlay
 
 
 def load(name: str) -> dict[str, Any]:

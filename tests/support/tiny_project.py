@@ -174,13 +174,13 @@ def damaged_project(tmp_path: Path, kth_path: Path, change) -> tuple[Path, list[
 
 
 def shared_project(
-    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Path]
+    tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], Path]
 ) -> Path:
-    """A project built and run once per test session, shared by every test file that asks for
-    ``name``, also across pytest-xdist's workers: the first to ask calls ``build(folder)`` (it
-    makes the project in ``folder``, runs it and returns it) under a file lock, the others wait
-    for it. Tests read it and plan on it (dry runs); whatever changes it runs on a copy
-    (:func:`copy_with`, ``shutil.copytree``)."""
+    """A project made and run once per test session, shared by every test file that asks for
+    ``name``, also across pytest-xdist's workers: the first to ask calls ``make(folder)`` (it
+    makes the project in ``folder`` and returns it), then runs Snakemake on it, under a file
+    lock; the others wait for it. Tests read it and plan on it (dry runs); whatever changes it
+    runs on a copy (:func:`copy_with`, ``shutil.copytree``)."""
     base = tmp_path_factory.getbasetemp()
     run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     # the workers' base folders share a parent for one session only (without xdist: this one)
@@ -193,20 +193,16 @@ def shared_project(
         if not done.exists():
             shutil.rmtree(folder)  # a worker failed half-way: start again
             folder.mkdir()
-            done.write_text(str(build(folder)))
+            project = make(folder)
+            snakemake(project)
+            done.write_text(str(project))
     return Path(done.read_text())
 
 
 def shared_study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
     """The tiny study (every study of config/tiny.yaml), run once per session
     (:func:`shared_project`)."""
-
-    def build(folder: Path) -> Path:
-        project = make_project(folder, kth_path)
-        snakemake(project)
-        return project
-
-    return shared_project(tmp_path_factory, "tiny", build)
+    return shared_project(tmp_path_factory, "tiny", lambda folder: make_project(folder, kth_path))
 
 
 def plan_in_process(project: Path) -> dict:

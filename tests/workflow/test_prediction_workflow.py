@@ -51,12 +51,9 @@ def prediction_project(tmp: Path, kth_path: Path, **section: object) -> Path:
 def study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
     """The prediction study on its two logs, run once per session."""
 
-    def build(folder: Path) -> Path:
-        project = prediction_project(folder, kth_path)
-        snakemake(project)
-        return project
-
-    return shared_project(tmp_path_factory, "prediction", build)
+    return shared_project(
+        tmp_path_factory, "prediction", lambda folder: prediction_project(folder, kth_path)
+    )
 
 
 def test_runs_hold_every_triple_of_both_logs(study: Path) -> None:

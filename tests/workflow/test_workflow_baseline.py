@@ -12,7 +12,6 @@ from support.png import png_text
 from support.tiny_project import (
     make_project,
     shared_project,
-    snakemake,
     tiny_config,
     write_config,
 )
@@ -27,7 +26,7 @@ def spf_study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
     """A tiny study whose tuning baseline is EASY-SPF-FCFS and online reference EASY(SPF, 40 h),
     run once per session."""
 
-    def build(folder: Path) -> Path:
+    def make(folder: Path) -> Path:
         project = make_project(folder, kth_path)
         config = tiny_config(
             folder / "mirror",
@@ -38,10 +37,9 @@ def spf_study(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
         config["online"]["epsilons"] = [0.1]
         config["studies"] = ["tuning", "online"]  # the two studies with a baseline or reference
         write_config(project, config)
-        snakemake(project)
         return project
 
-    return shared_project(tmp_path_factory, "spf-baseline", build)
+    return shared_project(tmp_path_factory, "spf-baseline", make)
 
 
 def test_the_configured_baseline_names_tables_and_figures(spf_study: Path) -> None:
