@@ -46,7 +46,7 @@ from scheduler.policies import POLICIES, POLICY_SPECS
 from scheduler.predictors import CORRECTIONS, LOSSES, PREDICTORS, parse_loss
 from scheduler.predictors.nag import ETA
 from scheduler.sim.api import simulate
-from scheduler.sim.engine import SimulationResult
+from scheduler.sim.engine import RESERVATIONS, SimulationResult
 from scheduler.sim.prediction import LAM, PredictedResult
 from scheduler.traces.filters import FilterReport, strong_filter
 from scheduler.traces.swf import Trace, write_swf
@@ -92,7 +92,7 @@ def add_commands(commands: Any) -> None:
         "first, by submit time (Algorithm 2 of Reis's thesis when primary = backfill)",
     )  # fmt: skip
     scheduling.add_argument(
-        "--reservation", choices=("default", "classic"), default="default",
+        "--reservation", choices=RESERVATIONS, default="default",
         help="extra-processor count of the reservation (docs/simulator.md)",
     )  # fmt: skip
     scheduling.add_argument(

@@ -157,8 +157,9 @@ def _features(j, now, jobs, user, fwork, ustate, uhead, out):
 
 
 @jit
-def _predict(j, now, predictor, jobs, user, fwork, ustate, uhead, feats, vec):
-    """The prediction (s) for job ``j`` at its submission, bounded to [1 s, p̃_j]."""
+def _predict(j, now, predictor, whole, jobs, user, fwork, ustate, uhead, feats, vec):
+    """The prediction (s) for job ``j`` at its submission, bounded to [1 s, p̃_j]; with ``whole``
+    rounded down to whole seconds first (the published study's simulator keeps integers)."""
     req = jobs[k.REQ, j]
     if predictor == PRED_REQUESTED:
         y = req
@@ -170,6 +171,8 @@ def _predict(j, now, predictor, jobs, user, fwork, ustate, uhead, feats, vec):
     else:
         _features(j, now, jobs, user, fwork, ustate, uhead, feats[j])
         y = nag_predict(vec, feats[j])
+    if whole:
+        y = math.floor(y)
     if not y >= 1.0:  # also NaN
         y = 1.0
     if y > req:
@@ -289,13 +292,16 @@ def _schedule(now, sjbf, classic, correction, track, jobs, user, istate, iwork, 
 
 
 @jit
-def run(jobs, user, predictor, correction, sjbf, classic, loss_code, eta, lam, gamma_floor,
-        istate, iwork, fwork, pred, ncorr, feats, ustate, links, uhead, vec, acc):  # fmt: skip
+def run(jobs, user, predictor, correction, sjbf, classic, whole, loss_code, eta, lam,
+        gamma_floor, istate, iwork, fwork, pred, ncorr, feats, ustate, links, uhead, vec,
+        acc):  # fmt: skip
     """Simulate every job to completion; return the number of event instants processed.
 
     At each instant: completions (in job order: each updates its user's history, is corrected
     up to its actual end, and trains the learner), then submissions (each gets its prediction),
-    then one pass.
+    then one pass. ``classic``: the reservation's extra processors count every job whose
+    predicted end equals the shadow time (``_kernel._reservation``); ``whole``: AVE2 and NAG
+    predictions rounded down to whole seconds (``_predict``).
     """
     n = jobs.shape[1]
     # only AVE2 and NAG read the per-user history: REQUESTED and CLAIRVOYANT skip keeping it
@@ -336,7 +342,8 @@ def run(jobs, user, predictor, correction, sjbf, classic, loss_code, eta, lam, g
             if predictor == PRED_REQUESTED:  # the bounds of _predict are no-ops here
                 y = jobs[k.REQ, j]
             else:
-                y = _predict(j, now, predictor, jobs, user, fwork, ustate, uhead, feats, vec)
+                y = _predict(j, now, predictor, whole, jobs, user, fwork, ustate, uhead, feats,
+                             vec)  # fmt: skip
             pred[j] = y
             fwork[k.EST_CUR, j] = y
             size = istate[k.QLEN]

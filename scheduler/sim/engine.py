@@ -34,6 +34,8 @@ from scheduler.sim.results import RunConfig, RunResult
 from scheduler.traces.swf import Trace, used_procs
 
 Reservation = Literal["default", "classic"]
+#: The reservation rules (``docs/simulator.md``): how many extra processors the head leaves.
+RESERVATIONS: tuple[str, ...] = ("default", "classic")
 Outlive = Literal["requested", "double"]
 EstimateSource = Literal["requested", "clairvoyant"]
 
@@ -102,7 +104,7 @@ class Simulation:
     ) -> None:
         machine_procs = machine_procs_value(machine_procs)
         if validate:
-            check_choice("reservation", reservation, ("default", "classic"))
+            check_choice("reservation", reservation, RESERVATIONS)
             check_choice("outlive", outlive, _OUTLIVE_CODES)
         self._matrix = job_matrix(
             submit_s, procs, run_s, estimate_s, machine_procs, requested_s=requested_s,

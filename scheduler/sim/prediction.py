@@ -38,7 +38,7 @@ from scheduler.sim._jobs import (
     machine_procs_value,
     trace_table,
 )
-from scheduler.sim.engine import SimulationConfig, SimulationResult
+from scheduler.sim.engine import RESERVATIONS, SimulationConfig, SimulationResult
 from scheduler.sim.metrics import summarize, with_job_metrics
 from scheduler.traces.swf import Trace, used_procs
 
@@ -134,6 +134,7 @@ def simulate_predicted_arrays(
     correction: str = "requested",
     backfill_order: BackfillOrder = "easy",
     reservation: str = "default",
+    whole_seconds: bool = False,
     eta: float = ETA,
     lam: float = LAM,
     squares: bool = True,
@@ -145,9 +146,13 @@ def simulate_predicted_arrays(
     :func:`scheduler.sim.engine.simulate_arrays`, with the requested time as the upper bound of
     every prediction. ``loss``, ``eta``, ``lam``, ``squares`` and ``gamma_floor`` configure the
     ``"nag"`` predictor (``scheduler.predictors.nag.NagLearner``) and are ignored otherwise.
+    ``reservation="classic"`` counts, in the head's extra processors, every running job whose
+    predicted end equals the shadow time; ``whole_seconds`` rounds the AVE2 and NAG predictions
+    down to whole seconds before their bounds. Both as the published study's simulator (pyss)
+    does: ``docs/prediction.md``, "The published simulator's semantics".
     """
     name, corr, order = _names(predictor, correction, backfill_order)
-    check_choice("reservation", reservation, ("default", "classic"))
+    check_choice("reservation", reservation, RESERVATIONS)
     code = loss_code(loss) if name == "nag" else 0
     if name == "nag" and not eta > 0:
         raise ConfigurationError(f"eta must be > 0, got {eta}")
@@ -176,7 +181,8 @@ def simulate_predicted_arrays(
     vec, acc = nag_state(pk.N_FEAT, squares=squares)
     pk.run(
         jobs, user_index, _PREDICTOR_CODES[name], _CORRECTION_CODES[corr], order == "sjbf",
-        reservation == "classic", code, float(eta), float(lam), float(gamma_floor),
+        reservation == "classic", bool(whole_seconds), code, float(eta), float(lam),
+        float(gamma_floor),
         istate, iwork, fwork, pred, ncorr, feats, ustate, links, uhead, vec, acc,
     )  # fmt: skip
 
@@ -199,6 +205,7 @@ def simulate_predicted(
     backfill_order: BackfillOrder = "easy",
     machine_procs: int | None = None,
     reservation: str = "default",
+    whole_seconds: bool = False,
     eta: float = ETA,
     lam: float = LAM,
     squares: bool = True,
@@ -237,6 +244,7 @@ def simulate_predicted(
         correction=corr,
         backfill_order=order,
         reservation=reservation,
+        whole_seconds=whole_seconds,
         eta=eta,
         lam=lam,
         squares=squares,

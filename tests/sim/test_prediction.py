@@ -20,6 +20,7 @@ from support.naive import NaiveJob, naive_simulate_predicted
 from scheduler import read_swf, simulate, strong_filter
 from scheduler.core.errors import ConfigurationError
 from scheduler.predictors import CORRECTIONS, PREDICTORS
+from scheduler.sim.engine import RESERVATIONS
 from scheduler.sim.prediction import simulate_predicted, simulate_predicted_arrays
 
 ORDERS = ("easy", "sjbf")
@@ -228,6 +229,37 @@ def test_hand_sjbf_backfills_the_shortest_prediction_first():
     assert fast == naive
 
 
+# m = 5, REQUESTED predictions. Jobs 1 and 2 (q = 1, 100 s) and job 3 (q = 2, 300 s) start at 0,
+# one processor stays free; job 4 (q = 2) is the blocked head. Job 5 (q = 1, 500 s) arrives at 10.
+RESERVATION_JOBS = [
+    job(1, 0, 1, 100, 100),
+    job(2, 0, 1, 100, 100),
+    job(3, 0, 2, 300, 300),
+    job(4, 0, 2, 10, 10),
+    job(5, 10, 1, 500, 500),
+]
+
+
+def test_hand_classic_reservation_counts_every_job_ending_at_the_shadow_time():
+    # default rule: job 1 (ends at 100) brings the count to 1 + 1 = 2 >= 2: shadow 100, extra 0,
+    # so job 5 (would end at 510 > 100) waits; at 100 jobs 1 and 2 end, job 4 and then job 5
+    # start. Classic: job 2 also ends at 100, count 3, extra 1: job 5 is backfilled at 10.
+    for reservation, start5, backfilled in (("default", 100.0, False), ("classic", 10.0, True)):
+        fast, naive = both(RESERVATION_JOBS, 5, predictor="requested", reservation=reservation)
+        assert fast == naive, reservation
+        assert fast[5][:2] == (start5, backfilled), reservation
+        assert fast[4][0] == 100.0, reservation
+
+
+def test_hand_whole_seconds_round_the_ave2_mean_down():
+    # user 1's finished jobs ran 10 s and 21 s: AVE2 for job 3 = 15.5 s, 15 s in whole seconds
+    jobs = [job(1, 0, 1, 10, 100, 1), job(2, 0, 1, 21, 100, 1), job(3, 30, 1, 40, 100, 1)]
+    for whole, expected in ((False, 15.5), (True, 15.0)):
+        fast, naive = both(jobs, 2, predictor="ave2", whole_seconds=whole)
+        assert fast == naive
+        assert fast[3][2] == expected
+
+
 def test_predictions_are_bounded_to_one_second_and_the_requested_time():
     # user 1's two finished jobs ran 0.5 s and 0.5 s: AVE2 = 0.5, raised to 1 s; job 4's AVE2
     # (0.5) is raised to 1 s too, never above its requested time 2 s
@@ -275,10 +307,14 @@ def test_hand_nag_features():
     st.sampled_from(("requested", "ave2", "clairvoyant")),
     st.sampled_from(tuple(CORRECTIONS.names())),
     st.sampled_from(ORDERS),
+    st.sampled_from(RESERVATIONS),
+    st.booleans(),
 )
-def test_compiled_variant_matches_reference(workload, predictor, correction, order):
+def test_compiled_variant_matches_reference(workload, predictor, correction, order, reservation,
+                                            whole):  # fmt: skip
     jobs, m = workload
-    kwargs = {"predictor": predictor, "correction": correction, "backfill_order": order}
+    kwargs = {"predictor": predictor, "correction": correction, "backfill_order": order,
+              "reservation": reservation, "whole_seconds": whole}  # fmt: skip
     fast, naive = both(jobs, m, **kwargs)
     assert fast == naive, kwargs
 

@@ -285,11 +285,16 @@ def naive_simulate_predicted(
     predictor: str = "requested",
     correction: str = "requested",
     backfill_order: str = "easy",
+    reservation: str = "default",
+    whole_seconds: bool = False,
 ) -> dict[int, NaivePredicted]:
     """EASY(FCFS, FCFS) on predictions; backfill candidates in FCFS or SJBF order.
 
-    `estimate_s` of the jobs is ignored: the scheduler sees the predictions.
+    `estimate_s` of the jobs is ignored: the scheduler sees the predictions. `reservation`
+    "classic" adds to the extra processors every running job predicted to end at the shadow
+    time; `whole_seconds` rounds the AVE2 mean down to whole seconds.
     """
+    assert reservation in ("default", "classic")
     assert predictor in PREDICTORS and correction in CORRECTIONS
     assert backfill_order in BACKFILL_ORDERS
     jobs = list(jobs)
@@ -310,6 +315,8 @@ def naive_simulate_predicted(
         else:  # ave2: mean of the last two finished run times of the user
             runs = finished_runs.get(job.user, [])
             p = (runs[-1] + runs[-2]) / 2 if len(runs) >= 2 else job.requested_s
+        if whole_seconds:
+            p = math.floor(p)
         return min(max(p, 1.0), job.requested_s)
 
     def start(entry: tuple[NaiveJob, float], now: float, backfilled: bool) -> None:
@@ -364,6 +371,8 @@ def naive_simulate_predicted(
             if count >= h.procs:
                 shadow = r.end_est_s
                 break
+        if reservation == "classic":  # every other job predicted to end at the shadow time
+            count = free + sum(r.job.procs for r in running if r.end_est_s <= shadow)
         extra = count - h.procs
         # step 4: FCFS order, or SJBF: increasing prediction, ties by submit time, job number
         if backfill_order == "sjbf":

@@ -109,6 +109,8 @@ class PredictionPlan:
     traces: tuple[TraceEntry, ...]
     overrun: str
     processors: str
+    reservation: str
+    whole_seconds: bool
     techniques: tuple[Technique, ...]
     corrections: tuple[str, ...]
     backfills: tuple[str, ...]
@@ -209,7 +211,7 @@ class PredictionPlan:
     def tables_outputs(self) -> dict[str, str | Reported]:
         """The outputs of ``prediction_tables``: the leave-one-log-out table only with two
         logs or more."""
-        names = ["best_worst", "errors"] + (["lolo"] if self.several_logs else [])
+        names = ["best_worst", "errors", "published"] + (["lolo"] if self.several_logs else [])
         outputs: dict[str, str | Reported] = {}
         for name in names:
             outputs[f"{name}_csv_path"] = Reported(
@@ -246,6 +248,8 @@ class PredictionPlan:
             "corrections": list(self.corrections_of(technique)),
             "backfills": list(self.backfills),
             "processors": self.processors,
+            "reservation": self.reservation,
+            "whole_seconds": self.whole_seconds,
             "learner": self.learner(),
         }
 
@@ -341,6 +345,8 @@ def prediction_plan(config: Mapping[str, Any]) -> PredictionPlan:
         traces=traces,
         overrun=section["overrun"],
         processors=section["processors"],
+        reservation=section["reservation"],
+        whole_seconds=section["whole_seconds"],
         techniques=techniques,
         corrections=corrections,
         backfills=backfills,

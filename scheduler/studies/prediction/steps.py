@@ -63,12 +63,16 @@ def simulate_technique(
     corrections: Sequence[str],
     backfills: Sequence[str],
     processors: str,
+    reservation: str,
+    whole_seconds: bool,
     learner: Mapping[str, Any],
     ctx: StepContext,
 ) -> None:
     """Simulate every (correction, backfilling variant) of one technique on a filtered log, each
     job occupying its allocated or requested processors (``processors``,
-    :func:`~scheduler.traces.filters.with_processor_count`).
+    :func:`~scheduler.traces.filters.with_processor_count`), with the reservation rule
+    ``reservation`` and whole-second predictions when ``whole_seconds``
+    (:func:`~scheduler.sim.prediction.simulate_predicted`).
 
     Writes one row per triple (:data:`~scheduler.studies.prediction.stats.RUN_COLUMNS`) and the
     job-level predictions at submission of the first triple (:data:`PREDICTION_COLUMNS`).
@@ -91,6 +95,8 @@ def simulate_technique(
                 correction="requested" if correction == NO_CORRECTION else correction,
                 backfill_order=backfill,  # type: ignore[arg-type]
                 machine_procs=machine_procs,
+                reservation=reservation,
+                whole_seconds=whole_seconds,
                 **learner,
             )
             elapsed_s = time.perf_counter() - started
@@ -166,26 +172,35 @@ def prediction_tables(
     best_worst_md_path: str,
     errors_csv_path: str,
     errors_md_path: str,
+    published_csv_path: str,
+    published_md_path: str,
     lolo_csv_path: str | None = None,
     lolo_md_path: str | None = None,
     lolo_score: str,
     ctx: StepContext,
 ) -> None:
-    """The study's tables: ``best_worst`` (per log), ``errors`` (per log and technique) and,
-    when its paths are given (at least two logs), ``lolo`` (leave-one-log-out selection)."""
+    """The study's tables: ``best_worst`` (per log), ``errors`` (per log and technique),
+    ``published`` (the thesis' Tables 4.1, 4.6–4.8 beside schedlab's values for the logs of the
+    study) and, when its paths are given (at least two logs), ``lolo`` (leave-one-log-out
+    selection)."""
     from scheduler.studies.common.tables import markdown_table
+    from scheduler.studies.prediction.published import published_table
 
     runs = read_table(runs_path)
-    tables = {"best_worst": best_worst_table(runs), "errors": error_table(runs)}
+    tables = {"best_worst": best_worst_table(runs), "errors": error_table(runs),
+              "published": published_table(runs)}  # fmt: skip
     titles = {
         "best_worst": "AVEbsld per log: EASY, EASY++, CLAIRVOYANT, and the best and worst "
         "learned (NAG) triples per backfilling variant",
         "errors": "Prediction errors at submission (MAE in s, mean E-loss)",
         "lolo": f"Leave-one-log-out selection (score: {lolo_score})",
+        "published": "The thesis' published values (Reis 2018, Tables 4.1, 4.6-4.8) beside "
+        "schedlab's (difference = schedlab / published - 1)",
     }
     outputs = {
         "best_worst": (best_worst_csv_path, best_worst_md_path),
         "errors": (errors_csv_path, errors_md_path),
+        "published": (published_csv_path, published_md_path),
     }
     if lolo_csv_path is not None and lolo_md_path is not None:
         tables["lolo"] = lolo_table(runs, score=lolo_score)
