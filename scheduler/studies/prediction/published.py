@@ -79,8 +79,10 @@ def published_table(runs: pl.DataFrame) -> pl.DataFrame:
       each backfilling variant (every loss and correction the study ran);
     - Table 4.7 is the published triple (E-loss, INCREMENTAL, SJBF; REQUESTED TIME on SDSC-SP2)
       on each log, not schedlab's own leave-one-log-out choice (the ``lolo`` table);
-    - Table 4.8 names no log: each log's AVE2 and E-loss errors are given against it (means over
-      the technique's runs, as in the ``errors`` table).
+    - Table 4.8 names no log: each of the thesis' logs' AVE2 and E-loss errors are given against
+      it (means over the technique's runs, as in the ``errors`` table).
+
+    Logs the thesis did not simulate have no rows.
     """
     data = published_values()
     traces = sorted(runs["trace"].unique())
@@ -111,8 +113,9 @@ def published_table(runs: pl.DataFrame) -> pl.DataFrame:
         triple = Triple(settings["technique"], settings["correction"], settings["backfill"])
         rows.append(_row("4.7", trace, "published C-V triple", chosen["avg_bsld"][trace],
                          _value(runs, trace, triple), triple.label))  # fmt: skip
+    thesis_logs = [trace for trace in traces if trace in data["table_4_6"]]
     for technique, errors in data["table_4_8"].items():
-        for trace in traces:
+        for trace in thesis_logs:
             part = runs.filter((pl.col("trace") == trace) & (pl.col("technique") == technique))
             for column, label in (("mae_s", "MAE (s)"), ("mean_eloss", "mean E-loss")):
                 value = float(part[column].mean()) if part.height else None  # type: ignore[arg-type]
