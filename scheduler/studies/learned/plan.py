@@ -85,6 +85,9 @@ class LearnedPlan:
     convergence_repetitions: int
     workloads: tuple[Workload, ...]
     sequences: int | None
+    skipped_sequences: Mapping[str, tuple[int, ...]]
+    queue_window: int | None
+    state_in_order: bool
     random_sequences: bool
     days: float
     modes: tuple[str, ...]
@@ -202,9 +205,24 @@ class LearnedPlan:
             "pdf_path": self.files.figure("evaluation", "pdf"),
         }
 
+    def published_outputs(self) -> dict[str, str | Reported]:
+        """The outputs of ``published_tables``: the paper's Tables 3 and 4 beside schedlab's."""
+        return {
+            "markdown_path": self.files.table("published.md"),
+            "csv_path": self.files.table("published.csv"),
+        }
+
+    def published_inputs(self) -> dict[str, str]:
+        """The inputs of ``published_tables``."""
+        return {
+            "forms_path": str(self.fit_outputs()["forms_path"]),
+            "evaluation_path": str(self.evaluation_outputs()["parquet_path"]),
+        }
+
     def targets(self) -> list[str]:
         files = (
             output_paths(self.fit_outputs())
+            + output_paths(self.published_outputs())
             + output_paths(self.convergence_outputs())
             + output_paths(self.evaluation_outputs())
         )
@@ -265,6 +283,9 @@ class LearnedPlan:
             "policies": list(self.policies),
             "learned": {name: rank for rank, name in enumerate(self.learned_names, start=1)},
             "sequences": self.sequences,
+            "skipped_sequences": list(self.skipped_sequences.get(workload.name, ())),
+            "queue_window": self.queue_window,
+            "state_in_order": self.state_in_order,
             "random_sequences": self.random_sequences,
             "days": self.days,
             "tau_s": self.tau_s,
@@ -316,6 +337,17 @@ def _workloads(config: Mapping[str, Any], evaluation: Mapping[str, Any]) -> tupl
     return tuple(workloads)
 
 
+def _skipped(evaluation: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
+    skipped = evaluation["skipped_sequences"]
+    for name in skipped:
+        if name not in evaluation["workloads"]:
+            raise ConfigurationError(
+                f"config learned.evaluation.skipped_sequences: {name!r} is not an evaluation "
+                "workload"
+            )
+    return {name: tuple(sorted(indices)) for name, indices in skipped.items()}
+
+
 def learned_plan(config: Mapping[str, Any]) -> LearnedPlan:
     """The plan of the ``learned`` section of ``config`` (validated here; defaults filled)."""
     from scheduler.studies.common.study import study_section
@@ -350,6 +382,9 @@ def learned_plan(config: Mapping[str, Any]) -> LearnedPlan:
         convergence_repetitions=convergence["repetitions"],
         workloads=_workloads(whole, evaluation),
         sequences=evaluation["sequences"],
+        skipped_sequences=_skipped(evaluation),
+        queue_window=evaluation["queue_window"],
+        state_in_order=evaluation["state_in_order"],
         random_sequences=evaluation["random_sequences"],
         days=float(evaluation["days"]),
         modes=tuple(evaluation["modes"]),
