@@ -39,12 +39,13 @@ FUNCTIONS_FILE = StudyFiles("learned").result("functions.parquet")
 class Workload:
     """An evaluation workload: a catalogue log (``trace`` set) or the model at ``model_procs``
     processors; ``machine_procs`` overrides the log's machine size (``None``: the catalogue's
-    or the log header's)."""
+    or the log header's); ``skipped_sequences`` are the indices of the sequences left out."""
 
     name: str
     trace: TraceEntry | None = None
     model_procs: int | None = None
     machine_procs: int | None = None
+    skipped_sequences: tuple[int, ...] = ()
 
     @property
     def is_model(self) -> bool:
@@ -85,7 +86,6 @@ class LearnedPlan:
     convergence_repetitions: int
     workloads: tuple[Workload, ...]
     sequences: int | None
-    skipped_sequences: Mapping[str, tuple[int, ...]]
     queue_window: int | None
     state_in_order: bool
     random_sequences: bool
@@ -283,7 +283,7 @@ class LearnedPlan:
             "policies": list(self.policies),
             "learned": {name: rank for rank, name in enumerate(self.learned_names, start=1)},
             "sequences": self.sequences,
-            "skipped_sequences": list(self.skipped_sequences.get(workload.name, ())),
+            "skipped_sequences": list(workload.skipped_sequences),
             "queue_window": self.queue_window,
             "state_in_order": self.state_in_order,
             "random_sequences": self.random_sequences,
@@ -316,36 +316,32 @@ def learned_setup(config: Mapping[str, Any]) -> list[tuple[Callable[..., Any], t
 def _workloads(config: Mapping[str, Any], evaluation: Mapping[str, Any]) -> tuple[Workload, ...]:
     names = list(evaluation["workloads"])
     sizes = evaluation["machine_procs"]
-    for name in sizes:
-        if name not in names:
-            raise ConfigurationError(
-                f"config learned.evaluation.machine_procs: {name!r} is not an evaluation workload"
-            )
+    skipped = evaluation["skipped_sequences"]
+    for key, mapping in (("machine_procs", sizes), ("skipped_sequences", skipped)):
+        for name in mapping:
+            if name not in names:
+                raise ConfigurationError(
+                    f"config learned.evaluation.{key}: {name!r} is not an evaluation workload"
+                )
     workloads = []
     for name in names:
+        skip = tuple(sorted(skipped.get(name) or ()))
         procs = model_workload(name)
         if procs is not None:
             if not 1 <= procs <= 1_000_000:
                 raise ConfigurationError(
                     f"config learned.evaluation.workloads: {name!r}: 1..1000000 processors"
                 )
-            workloads.append(Workload(name, model_procs=procs, machine_procs=procs))
+            workloads.append(
+                Workload(name, model_procs=procs, machine_procs=procs, skipped_sequences=skip)
+            )
         else:
             entry = catalogue_entries(config, [name], "learned.evaluation.workloads")[0]
             size = sizes.get(name) or entry.machine_procs
-            workloads.append(Workload(name, trace=entry, machine_procs=size))
-    return tuple(workloads)
-
-
-def _skipped(evaluation: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
-    skipped = evaluation["skipped_sequences"]
-    for name in skipped:
-        if name not in evaluation["workloads"]:
-            raise ConfigurationError(
-                f"config learned.evaluation.skipped_sequences: {name!r} is not an evaluation "
-                "workload"
+            workloads.append(
+                Workload(name, trace=entry, machine_procs=size, skipped_sequences=skip)
             )
-    return {name: tuple(sorted(indices)) for name, indices in skipped.items()}
+    return tuple(workloads)
 
 
 def learned_plan(config: Mapping[str, Any]) -> LearnedPlan:
@@ -382,7 +378,6 @@ def learned_plan(config: Mapping[str, Any]) -> LearnedPlan:
         convergence_repetitions=convergence["repetitions"],
         workloads=_workloads(whole, evaluation),
         sequences=evaluation["sequences"],
-        skipped_sequences=_skipped(evaluation),
         queue_window=evaluation["queue_window"],
         state_in_order=evaluation["state_in_order"],
         random_sequences=evaluation["random_sequences"],
