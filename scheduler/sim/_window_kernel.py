@@ -25,7 +25,8 @@ latest-submitted waiting jobs: the window is always the ``window`` earliest-subm
 jobs, and its arrived jobs are a prefix of it (the authors count them that way).
 
 **A decision** at time ``now`` (the loop ``while pos < n``): unless ``pos < n_in_order``, sort
-the window's arrived prefix by key (ties by submission order), then, with backfilling, if the
+the window's arrived prefix by key (ties by submission order; or, with ``exchange_sort``, by
+the authors' exchange sort from the current order), then, with backfilling, if the
 head cannot start and at least two jobs have arrived, move the first candidate that may start
 (in window order) to the head. Start the head if it has arrived and fits, and decide again;
 otherwise wait for the next event (a job's end or a submission). One backfill per decision, the
@@ -52,10 +53,12 @@ from scheduler.core.compile import jit
 @jit
 def window_schedule(
     submit, procs, run, estimate, key_base, key_div, machine_procs, window, n_in_order,
-    backfilling, start,
+    backfilling, exchange_sort, start,
 ):  # fmt: skip
     """Fill ``start`` (s) with the schedule of the jobs; ``window`` <= 0 means the whole queue,
-    ``n_in_order`` first jobs start in submission order (never sorted, never backfilled)."""
+    ``n_in_order`` first jobs start in submission order (never sorted, never backfilled);
+    ``exchange_sort`` orders the window with the authors' exchange sort instead of a stable
+    sort."""
     n = submit.shape[0]
     order = np.arange(n)
     r_end = np.empty(n)
@@ -86,7 +89,10 @@ def window_schedule(
                 m = pos
                 while m < hi and submit[order[m]] <= now:
                     m += 1
-                _sort_by_key(order, pos, m, now, submit, key_base, key_div)
+                if exchange_sort:
+                    _exchange_sort(order, pos, m, now, submit, key_base, key_div)
+                else:
+                    _sort_by_key(order, pos, m, now, submit, key_base, key_div)
                 if backfilling and m - pos >= 2 and procs[order[pos]] > free:
                     c = _first_fit(order, pos, m, now, free, procs, estimate, r_est_end,
                                    r_procs, n_run)  # fmt: skip
@@ -130,6 +136,23 @@ def _sort_by_key(order, lo, hi, now, submit, key_base, key_div):
     ranks = np.argsort(keys, kind="mergesort")
     for k in range(hi - lo):
         order[lo + k] = jobs[ranks[k]]
+
+
+@jit
+def _exchange_sort(order, lo, hi, now, submit, key_base, key_div):
+    """Sort ``order[lo:hi]`` by the key at ``now`` as the authors' SPF does, from the current
+    order: ``for i: for j: if key[i] < key[j]: swap(i, j)``. Ascending, but equal keys end in
+    an order that depends on the current one, not in submission order. O(m²): m <= the window."""
+    m = hi - lo
+    keys = np.empty(m)
+    for k in range(m):
+        j = order[lo + k]
+        keys[k] = key_base[j] + (now - submit[j]) / key_div[j]
+    for a in range(m):
+        for b in range(m):
+            if keys[a] < keys[b]:
+                keys[a], keys[b] = keys[b], keys[a]
+                order[lo + a], order[lo + b] = order[lo + b], order[lo + a]
 
 
 @jit

@@ -10,7 +10,9 @@ ways, each a parameter of :func:`simulate_window`:
 - ``n_in_order``: the first ``n_in_order`` jobs (their state set S, 16) start in submission
   order, never reordered and never backfilled;
 - ``backfilling``: one job at a time, the first in queue order that may start without delaying
-  the head (EASY's test), the queue re-sorted before the next.
+  the head (EASY's test), the queue re-sorted before the next;
+- ``exchange_sort``: their SPF sorts with an exchange sort, which orders equal estimates
+  otherwise than by submission.
 
 With ``queue_window=None`` and ``n_in_order=0`` the schedule is EASY's (or, without
 backfilling, list scheduling's) job by job, except where two running jobs have the same
@@ -41,6 +43,7 @@ def simulate_window(
     backfilling: bool = False,
     queue_window: int | None = None,
     n_in_order: int = 0,
+    exchange_sort: bool = False,
 ) -> np.ndarray:
     """Start times (s) of windowed list scheduling of jobs given as arrays.
 
@@ -62,6 +65,10 @@ def simulate_window(
         Waiting jobs the scheduler sees (the earliest-submitted ones); ``None``: all.
     n_in_order
         Jobs at the start that are started in submission order, unsorted, never backfilled.
+    exchange_sort
+        Order the window with the authors' exchange sort (``for i, for j: if key_i < key_j:
+        swap``, from the current order), as their code sorts SPF: equal keys then end in
+        another order than submission's. False: a stable sort, ties by submission order.
 
     Returns
     -------
@@ -101,6 +108,6 @@ def simulate_window(
             np.ascontiguousarray(key.base, dtype=np.float64),
             np.ascontiguousarray(key.divisor, dtype=np.float64),
             machine, 0 if queue_window is None else int(queue_window), int(n_in_order),
-            bool(backfilling), start,
+            bool(backfilling), bool(exchange_sort), start,
         )  # fmt: skip
     return start

@@ -43,6 +43,15 @@ def test_state_jobs_start_in_submission_order() -> None:
 BACKFILL = [(0, 3, 10, 10), (1, 4, 10, 10), (2, 1, 20, 20), (3, 1, 5, 5)]
 
 
+def test_the_exchange_sort_orders_equal_estimates_otherwise() -> None:
+    # 1 processor: X runs 0-10; B (est 5) at 1, C (est 5) at 2, A (est 1) at 3. At 10 the window
+    # is B, C, A. Stable SPF: A, B, C. The exchange sort (for i, for j: if k_i < k_j swap) of
+    # [B5, C5, A1]: i = 2 swaps A with B -> [A, C, B]: A at 10; at 11, [C, B] stays: C, then B.
+    jobs = [(0, 1, 10, 10), (1, 1, 5, 5), (2, 1, 5, 5), (3, 1, 1, 1)]
+    assert _starts(jobs, 1, policy="SPF") == [0, 11, 16, 10]
+    assert _starts(jobs, 1, policy="SPF", exchange_sort=True) == [0, 16, 11, 10]
+
+
 def test_first_fit_backfilling_inside_the_window() -> None:
     # 4 processors. A (3) runs 0-10; H (4) waits: shadow 10, no extra processor. X (1 proc,
     # 20 s) would end after the shadow; Y (1 proc, 5 s) at 3 ends by it: backfilled at 3.
@@ -101,8 +110,11 @@ POLICIES = ["FCFS", "SPF", "WFP3", "UNICEF", "F1", "LQF"]
     n_in_order=st.integers(0, 4),
     backfilling=st.booleans(),
     overrun=st.booleans(),
+    exchange=st.booleans(),
 )
-def test_kernel_equals_the_reference(jobs, policy, window, n_in_order, backfilling, overrun):
+def test_kernel_equals_the_reference(
+    jobs, policy, window, n_in_order, backfilling, overrun, exchange
+) -> None:
     submit, procs, run, est, machine = jobs
     if overrun:  # estimates below the run time: a job outlives its estimate
         est = np.maximum(1.0, run - 3.0)
@@ -110,11 +122,11 @@ def test_kernel_equals_the_reference(jobs, policy, window, n_in_order, backfilli
     expected = reference_window(
         submit.tolist(), procs.astype(int).tolist(), run.tolist(), est.tolist(),
         key.base.tolist(), key.divisor.tolist(), machine,
-        window=window, n_in_order=n_in_order, backfilling=backfilling,
+        window=window, n_in_order=n_in_order, backfilling=backfilling, exchange_sort=exchange,
     )  # fmt: skip
     got = simulate_window(
         submit, procs, run, est, machine, policy=policy, backfilling=backfilling,
-        queue_window=window, n_in_order=n_in_order,
+        queue_window=window, n_in_order=n_in_order, exchange_sort=exchange,
     )  # fmt: skip
     assert got.tolist() == expected
     assert (got >= submit).all()

@@ -24,6 +24,7 @@ def reference_window(
     window: int | None,
     n_in_order: int,
     backfilling: bool,
+    exchange_sort: bool = False,
 ) -> list[float]:
     """Start times (s) of the jobs (given in submission order)."""
     n = len(submit)
@@ -47,7 +48,14 @@ def reference_window(
             arrived = 0
             while i + arrived < end and submit[queue[i + arrived]] <= now:
                 arrived += 1
-            part = sorted(queue[i : i + arrived], key=lambda j: (key(j), j))
+            part = queue[i : i + arrived]
+            if exchange_sort:  # the authors' SPF: for a, for b: if key_a < key_b: swap
+                for a in range(len(part)):
+                    for b in range(len(part)):
+                        if key(part[a]) < key(part[b]):
+                            part[a], part[b] = part[b], part[a]
+            else:
+                part = sorted(part, key=lambda j: (key(j), j))
             queue[i : i + arrived] = part
             if backfilling and arrived >= 2 and procs[queue[i]] > free():
                 head = queue[i]

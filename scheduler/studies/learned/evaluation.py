@@ -162,6 +162,7 @@ def sequence_bsld(
     tau_s: float = 10.0,
     queue_window: int | None = None,
     state_in_order: bool = False,
+    exchange_sort: bool = False,
 ) -> float:
     """AVEbsld (τ = ``tau_s``) of ``policy`` in ``mode`` on one sequence of
     :func:`evaluation_jobs` ``jobs``, over the jobs after the state ones.
@@ -169,7 +170,8 @@ def sequence_bsld(
     ``queue_window``: the policy and the backfilling see only that many earliest-submitted
     waiting jobs (``None``: all); ``state_in_order``: the state jobs start in submission order,
     unsorted. Either one selects the windowed scheduler (the authors'); with neither, schedlab's
-    EASY engine.
+    EASY engine. ``exchange_sort``: the windowed scheduler sorts with the authors' exchange sort
+    (their SPF's); an error with the EASY engine.
     """
     if mode not in MODES:
         raise ConfigurationError(f"unknown evaluation mode {mode!r}; modes: {', '.join(MODES)}")
@@ -180,11 +182,13 @@ def sequence_bsld(
     requested = part["req_time_s"].to_numpy()
     procs = part["procs"].to_numpy()
     estimate_s = run if estimate == "clairvoyant" else requested
+    if exchange_sort and queue_window is None and not state_in_order:
+        raise ConfigurationError("the exchange sort needs the windowed scheduler")
     if queue_window is not None or state_in_order:
         start = simulate_window(
             submit, procs, run, estimate_s, machine_procs, policy=policy,
             backfilling=backfilling, queue_window=queue_window,
-            n_in_order=sequence.n_state if state_in_order else 0,
+            n_in_order=sequence.n_state if state_in_order else 0, exchange_sort=exchange_sort,
         )  # fmt: skip
     else:
         start = _easy_starts(part, submit, estimate_s, machine_procs, policy, backfilling)

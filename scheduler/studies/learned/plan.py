@@ -88,6 +88,7 @@ class LearnedPlan:
     sequences: int | None
     queue_window: int | None
     state_in_order: bool
+    exchange_sorted_policies: tuple[str, ...]
     random_sequences: bool
     days: float
     modes: tuple[str, ...]
@@ -286,6 +287,7 @@ class LearnedPlan:
             "skipped_sequences": list(workload.skipped_sequences),
             "queue_window": self.queue_window,
             "state_in_order": self.state_in_order,
+            "exchange_sorted_policies": list(self.exchange_sorted_policies),
             "random_sequences": self.random_sequences,
             "days": self.days,
             "tau_s": self.tau_s,
@@ -344,6 +346,17 @@ def _workloads(config: Mapping[str, Any], evaluation: Mapping[str, Any]) -> tupl
     return tuple(workloads)
 
 
+def _exchange_sorted(evaluation: Mapping[str, Any]) -> tuple[str, ...]:
+    key = "learned.evaluation.exchange_sorted_policies"
+    names = evaluation["exchange_sorted_policies"]
+    if names and evaluation["queue_window"] is None and not evaluation["state_in_order"]:
+        raise ConfigurationError(
+            f"config {key}: the exchange sort is the windowed scheduler's; set "
+            "learned.evaluation.queue_window or state_in_order"
+        )
+    return policy_list(names, key) if names else ()
+
+
 def learned_plan(config: Mapping[str, Any]) -> LearnedPlan:
     """The plan of the ``learned`` section of ``config`` (validated here; defaults filled)."""
     from scheduler.studies.common.study import study_section
@@ -380,6 +393,7 @@ def learned_plan(config: Mapping[str, Any]) -> LearnedPlan:
         sequences=evaluation["sequences"],
         queue_window=evaluation["queue_window"],
         state_in_order=evaluation["state_in_order"],
+        exchange_sorted_policies=_exchange_sorted(evaluation),
         random_sequences=evaluation["random_sequences"],
         days=float(evaluation["days"]),
         modes=tuple(evaluation["modes"]),

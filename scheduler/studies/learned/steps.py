@@ -304,6 +304,7 @@ def evaluate_workload(
     skipped_sequences: Sequence[int],
     queue_window: int | None,
     state_in_order: bool,
+    exchange_sorted_policies: Sequence[str],
     random_sequences: bool,
     days: float,
     tau_s: float,
@@ -312,7 +313,8 @@ def evaluate_workload(
 ) -> None:
     """AVEbsld of every policy (and learned function: ``learned`` maps a policy name to its
     rank in the fit file) on every sequence of a workload, in every mode; ``queue_window`` and
-    ``state_in_order`` select the authors' windowed scheduler (``sequence_bsld``)."""
+    ``state_in_order`` select the authors' windowed scheduler (``sequence_bsld``), which sorts
+    the ``exchange_sorted_policies`` with their exchange sort."""
     for name, rank in learned.items():
         register_learned(name, f"learned:{functions_path}#{rank}")
     raw, procs = _workload_jobs(workload_path, machine_procs)
@@ -337,6 +339,7 @@ def evaluate_workload(
                     "avg_bsld": sequence_bsld(
                         jobs, seq, policy, mode, procs, tau_s=tau_s,
                         queue_window=queue_window, state_in_order=state_in_order,
+                        exchange_sort=policy in exchange_sorted_policies,
                     ),
                 })  # fmt: skip
                 rows[-1]["avg_bsld_default"] = (

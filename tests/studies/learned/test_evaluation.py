@@ -167,6 +167,11 @@ def test_the_authors_window_changes_the_schedule_by_hand() -> None:
                                       + (160 - 3 + 5) / 10) / 3)  # fmt: skip
     # the whole queue through the windowed scheduler equals the engine here
     assert sequence_bsld(jobs, seq, "SPF", "estimate", 1, queue_window=100) == whole
+    # no equal estimates: the authors' exchange sort changes nothing; it needs the window
+    assert sequence_bsld(jobs, seq, "SPF", "estimate", 1, queue_window=100,
+                         exchange_sort=True) == whole  # fmt: skip
+    with pytest.raises(ConfigurationError, match="windowed scheduler"):
+        sequence_bsld(jobs, seq, "SPF", "estimate", 1, exchange_sort=True)
 
 
 def test_state_in_order_on_a_real_log(kth_path) -> None:

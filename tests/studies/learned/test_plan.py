@@ -53,6 +53,7 @@ def test_paper_config_selects_the_authors_protocol() -> None:
     assert plan.trials == 256_000 and len(plan.workloads) == 6  # learned-full's, untouched
     settings = plan.evaluation_settings(type("W", (), {"workload": "CEA-Curie"})())
     assert settings["skipped_sequences"] == [0, 7] and settings["queue_window"] == 32
+    assert settings["exchange_sorted_policies"] == ["SPF"]
     other = plan.evaluation_settings(type("W", (), {"workload": "CTC-SP2"})())
     assert other["skipped_sequences"] == []
     default = learned_plan(_config("config.yaml", "learned-full.yaml"))
@@ -87,6 +88,11 @@ def test_model_workload_names() -> None:
         ({"evaluation": {"machine_procs": {"CTC-SP2": 10}}}, "not an evaluation workload"),
         ({"evaluation": {"skipped_sequences": {"CTC-SP2": [1]}}}, "not an evaluation workload"),
         ({"evaluation": {"queue_window": 0}}, "learned.evaluation.queue_window"),
+        ({"evaluation": {"exchange_sorted_policies": ["SPF"]}}, "set learned.evaluation.queue"),
+        (
+            {"evaluation": {"exchange_sorted_policies": ["XYZ"], "queue_window": 32}},
+            "unknown policy 'XYZ'",
+        ),
     ],
 )
 def test_bad_sections_name_the_key(change: dict, message: str) -> None:
