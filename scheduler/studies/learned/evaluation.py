@@ -77,17 +77,19 @@ class EvaluationSequence:
         return self.stop - self.first
 
 
-def evaluation_jobs(jobs: pl.DataFrame) -> pl.DataFrame:
+def evaluation_jobs(jobs: pl.DataFrame, *, allocated_only: bool = False) -> pl.DataFrame:
     """The jobs the protocol keeps, in (submit time, job number) order: positive processors
-    (allocated, else requested), run time and requested time. Columns ``job_id, submit_s,
-    procs, run_s, req_time_s`` (seconds)."""
+    (allocated, else requested; with ``allocated_only`` the allocated count alone, as the
+    authors' scripts read SWF field 5, so a job without it is dropped), run time and requested
+    time. Columns ``job_id, submit_s, procs, run_s, req_time_s`` (seconds)."""
     missing = [c for c in ("job_id", "submit_s", "run_s", "req_time_s") if c not in jobs.columns]
     if missing:
         raise ConfigurationError(f"evaluation jobs: the table lacks {', '.join(missing)}")
+    procs = pl.col("alloc_procs") if allocated_only else used_procs()
     table = jobs.select(
         "job_id",
         pl.col("submit_s").cast(pl.Float64),
-        used_procs().cast(pl.Float64).alias("procs"),
+        procs.cast(pl.Float64).alias("procs"),
         pl.col("run_s").cast(pl.Float64),
         pl.col("req_time_s").cast(pl.Float64),
     )

@@ -86,6 +86,7 @@ class LearnedPlan:
     convergence_repetitions: int
     workloads: tuple[Workload, ...]
     sequences: int | None
+    allocated_only: bool
     queue_window: int | None
     state_in_order: bool
     exchange_sorted_policies: tuple[str, ...]
@@ -285,6 +286,7 @@ class LearnedPlan:
             "learned": {name: rank for rank, name in enumerate(self.learned_names, start=1)},
             "sequences": self.sequences,
             "skipped_sequences": list(workload.skipped_sequences),
+            "allocated_only": self.allocated_only,
             "queue_window": self.queue_window,
             "state_in_order": self.state_in_order,
             "exchange_sorted_policies": list(self.exchange_sorted_policies),
@@ -391,6 +393,7 @@ def learned_plan(config: Mapping[str, Any]) -> LearnedPlan:
         convergence_repetitions=convergence["repetitions"],
         workloads=_workloads(whole, evaluation),
         sequences=evaluation["sequences"],
+        allocated_only=evaluation["allocated_only"],
         queue_window=evaluation["queue_window"],
         state_in_order=evaluation["state_in_order"],
         exchange_sorted_policies=_exchange_sorted(evaluation),

@@ -302,6 +302,7 @@ def evaluate_workload(
     learned: Mapping[str, int],
     sequences: int | None,
     skipped_sequences: Sequence[int],
+    allocated_only: bool,
     queue_window: int | None,
     state_in_order: bool,
     exchange_sorted_policies: Sequence[str],
@@ -318,7 +319,7 @@ def evaluate_workload(
     for name, rank in learned.items():
         register_learned(name, f"learned:{functions_path}#{rank}")
     raw, procs = _workload_jobs(workload_path, machine_procs)
-    jobs = evaluation_jobs(raw)
+    jobs = evaluation_jobs(raw, allocated_only=allocated_only)
     if jobs.height and float(jobs["procs"].max()) > procs:
         jobs = jobs.filter(pl.col("procs") <= procs)
     chosen = evaluation_sequences(

@@ -125,6 +125,10 @@ def test_evaluation_jobs_keep_positive_fields_only() -> None:
         _jobs([(5, 1, 10, 20), (1, 0, 10, 20), (2, 1, 0, 20), (3, 1, 10, -1), (4, 2, 5, 5)])
     )
     assert jobs["job_id"].to_list() == [5, 1]
+    # a job without an allocated count uses its requested one, unless allocated_only
+    table = _jobs([(1, 2, 10, 20), (2, 3, 10, 20)]).with_columns(pl.Series("alloc_procs", [2, -1]))
+    assert evaluation_jobs(table)["procs"].to_list() == [2.0, 3.0]
+    assert evaluation_jobs(table, allocated_only=True)["job_id"].to_list() == [1]
     with pytest.raises(ConfigurationError, match="lacks"):
         evaluation_jobs(pl.DataFrame({"submit_s": [1.0]}))
 

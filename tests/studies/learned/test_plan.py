@@ -53,7 +53,7 @@ def test_paper_config_selects_the_authors_protocol() -> None:
     assert plan.trials == 256_000 and len(plan.workloads) == 6  # learned-full's, untouched
     settings = plan.evaluation_settings(type("W", (), {"workload": "CEA-Curie"})())
     assert settings["skipped_sequences"] == [0, 7] and settings["queue_window"] == 32
-    assert settings["exchange_sorted_policies"] == ["SPF"]
+    assert settings["exchange_sorted_policies"] == ["SPF"] and settings["allocated_only"]
     other = plan.evaluation_settings(type("W", (), {"workload": "CTC-SP2"})())
     assert other["skipped_sequences"] == []
     default = learned_plan(_config("config.yaml", "learned-full.yaml"))
