@@ -23,6 +23,7 @@ from scheduler.sim.cache import kernel_cache_state
 from scheduler.sim.memory import MemoryConfig, simulate_memory
 from scheduler.sim.redirection import simulate_redirect
 from scheduler.sim.trials import run_trials
+from scheduler.sim.window import simulate_window
 from scheduler.traces.swf import SwfHeader, Trace
 
 __all__ = ["WARMUP_RUNS", "add_commands", "cmd_warmup", "kernel_cache_note", "warmup_trace"]
@@ -84,8 +85,8 @@ def _warm_engine(trace: Trace) -> None:
 
 def _warm_variants() -> None:
     """The redirection variant (two pools; a small theta so that a job is redirected), the
-    memory-aware variant (one compiled loop for every estimator and scheduler: codes) and the
-    trials of the learned-priority study."""
+    memory-aware variant (one compiled loop for every estimator and scheduler: codes), the
+    trials of the learned-priority study and its windowed evaluation scheduler."""
     trace = warmup_trace()
     simulate_redirect(trace, alpha=0.5, theta=0, machine_procs=8)
     memory = trace.jobs.with_columns(
@@ -98,6 +99,11 @@ def _warm_variants() -> None:
         jobs["submit_s"].to_numpy().astype(float), jobs["alloc_procs"].to_numpy().astype(float),
         jobs["run_s"].to_numpy().astype(float), n_state=2, machine_procs=trace.machine_procs,
         n_trials=4, seed=0,
+    )  # fmt: skip
+    simulate_window(
+        jobs["submit_s"].to_numpy().astype(float), jobs["alloc_procs"].to_numpy().astype(float),
+        jobs["run_s"].to_numpy().astype(float), jobs["req_time_s"].to_numpy().astype(float),
+        trace.machine_procs, policy="F1", backfilling=True, queue_window=32, n_in_order=2,
     )  # fmt: skip
 
 
@@ -134,7 +140,7 @@ def cmd_warmup(args: argparse.Namespace) -> int:
     elapsed_ms = (time.perf_counter() - started) * 1000.0
     runs = ", ".join(f"EASY({p}, {b or 'none'})" for p, b in WARMUP_RUNS)
     runs += ", EASY-SJBF on NAG E-loss predictions, list-scheduling trials, redirection, "
-    runs += "memory classes"
+    runs += "memory classes, windowed list scheduling"
     print(f"simulator kernel ready in {elapsed_ms:.0f} ms: {kernel_cache_note()}")
     print(f"runs: {runs}")
     return 0

@@ -157,3 +157,19 @@ rule learned_evaluation_tables:
         code=step_hash(learned_steps.evaluation_tables),
     run:
         run_step(learned_steps.evaluation_tables, input, output, log, params)
+
+
+rule learned_published_tables:
+    input:
+        **LEARNED.published_inputs(),
+    output:
+        **LEARNED.published_outputs(),
+    log:
+        LEARNED.files.log("published"),
+    localrule: True
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        code=step_hash(learned_steps.published_tables),
+    run:
+        run_step(learned_steps.published_tables, input, output, log, params)

@@ -22,10 +22,17 @@ Modes (each simulates a sequence alone, from an empty machine):
     candidates ("aggressive" backfilling with a reservation for the first job).
 
 Metric: AVEbsld (τ = 10 s) over the jobs after the first 16 of the sequence.
+
+The authors' simulator (``sched-simulator-*.c``) differs from schedlab's engine: its policy and
+its backfilling see only the 32 earliest-submitted waiting jobs, and it starts the 16 state jobs
+in submission order. :func:`sequence_bsld` reproduces it with ``queue_window=32`` and
+``state_in_order=True`` (the windowed scheduler :func:`scheduler.sim.window.simulate_window`);
+the defaults (``None``, ``False``) simulate the whole queue with schedlab's EASY engine.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +41,7 @@ import polars as pl
 from scheduler.core.errors import ConfigurationError
 from scheduler.sim.engine import simulate_arrays
 from scheduler.sim.metrics import run_figures
+from scheduler.sim.window import simulate_window
 from scheduler.traces.swf import used_procs
 
 __all__ = [
@@ -69,17 +77,19 @@ class EvaluationSequence:
         return self.stop - self.first
 
 
-def evaluation_jobs(jobs: pl.DataFrame) -> pl.DataFrame:
+def evaluation_jobs(jobs: pl.DataFrame, *, allocated_only: bool = False) -> pl.DataFrame:
     """The jobs the protocol keeps, in (submit time, job number) order: positive processors
-    (allocated, else requested), run time and requested time. Columns ``job_id, submit_s,
-    procs, run_s, req_time_s`` (seconds)."""
+    (allocated, else requested; with ``allocated_only`` the allocated count alone, as the
+    authors' scripts read SWF field 5, so a job without it is dropped), run time and requested
+    time. Columns ``job_id, submit_s, procs, run_s, req_time_s`` (seconds)."""
     missing = [c for c in ("job_id", "submit_s", "run_s", "req_time_s") if c not in jobs.columns]
     if missing:
         raise ConfigurationError(f"evaluation jobs: the table lacks {', '.join(missing)}")
+    procs = pl.col("alloc_procs") if allocated_only else used_procs()
     table = jobs.select(
         "job_id",
         pl.col("submit_s").cast(pl.Float64),
-        used_procs().cast(pl.Float64).alias("procs"),
+        procs.cast(pl.Float64).alias("procs"),
         pl.col("run_s").cast(pl.Float64),
         pl.col("req_time_s").cast(pl.Float64),
     )
@@ -95,9 +105,12 @@ def evaluation_sequences(
     days: float = 15.0,
     count: int | None = None,
     seed: int | None = None,
+    skip: Sequence[int] = (),
 ) -> list[EvaluationSequence]:
     """The non-overlapping sequences of a log whose submit times (s, sorted) are ``submit_s``.
 
+    ``skip``: indices (0-based, in log order) of sequences left out before choosing (the
+    authors' scripts leave out CEA-Curie's 0 and 7 as "abnormal"); the others keep their index.
     ``count``: how many; ``None`` for all. Without ``seed`` the first ``count`` sequences are
     used (the published protocol); with ``seed`` a seeded random choice of ``count`` of them,
     returned in log order.
@@ -122,6 +135,9 @@ def evaluation_sequences(
         if stop > first + n_state:
             sequences.append(EvaluationSequence(len(sequences), first, stop, n_state))
         first = stop
+    if any(k < 0 for k in skip):
+        raise ConfigurationError(f"skip: sequence indices are >= 0, got {sorted(skip)}")
+    sequences = [seq for seq in sequences if seq.index not in set(skip)]
     if count is not None:
         if count < 1:
             raise ConfigurationError(f"count must be >= 1, got {count}")
@@ -146,9 +162,19 @@ def sequence_bsld(
     machine_procs: int,
     *,
     tau_s: float = 10.0,
+    queue_window: int | None = None,
+    state_in_order: bool = False,
+    exchange_sort: bool = False,
 ) -> float:
     """AVEbsld (τ = ``tau_s``) of ``policy`` in ``mode`` on one sequence of
-    :func:`evaluation_jobs` ``jobs``, over the jobs after the state ones."""
+    :func:`evaluation_jobs` ``jobs``, over the jobs after the state ones.
+
+    ``queue_window``: the policy and the backfilling see only that many earliest-submitted
+    waiting jobs (``None``: all); ``state_in_order``: the state jobs start in submission order,
+    unsorted. Either one selects the windowed scheduler (the authors'); with neither, schedlab's
+    EASY engine. ``exchange_sort``: the windowed scheduler sorts with the authors' exchange sort
+    (their SPF's); an error with the EASY engine.
+    """
     if mode not in MODES:
         raise ConfigurationError(f"unknown evaluation mode {mode!r}; modes: {', '.join(MODES)}")
     estimate, backfilling = MODES[mode]
@@ -157,18 +183,40 @@ def sequence_bsld(
     run = part["run_s"].to_numpy()
     requested = part["req_time_s"].to_numpy()
     procs = part["procs"].to_numpy()
-    start = simulate_arrays(
-        submit,
-        procs,
-        run,
-        run if estimate == "clairvoyant" else requested,
-        machine_procs,
-        primary=policy,
-        backfill=policy if backfilling else None,
-        job_id=part["job_id"].to_numpy().astype(np.float64),
-    )
+    estimate_s = run if estimate == "clairvoyant" else requested
+    if exchange_sort and queue_window is None and not state_in_order:
+        raise ConfigurationError("the exchange sort needs the windowed scheduler")
+    if queue_window is not None or state_in_order:
+        start = simulate_window(
+            submit, procs, run, estimate_s, machine_procs, policy=policy,
+            backfilling=backfilling, queue_window=queue_window,
+            n_in_order=sequence.n_state if state_in_order else 0, exchange_sort=exchange_sort,
+        )  # fmt: skip
+    else:
+        start = _easy_starts(part, submit, estimate_s, machine_procs, policy, backfilling)
     k = sequence.n_state
     after = slice(k, None)
     figures = run_figures(submit[after], start[after], run[after], procs[after], machine_procs,
                           tau_s=tau_s)  # fmt: skip
     return figures.avg_bsld
+
+
+def _easy_starts(
+    part: pl.DataFrame,
+    submit: np.ndarray,
+    estimate_s: np.ndarray,
+    machine_procs: int,
+    policy: str,
+    backfilling: bool,
+) -> np.ndarray:
+    """Start times (s) of schedlab's EASY engine (list scheduling without backfilling)."""
+    return simulate_arrays(
+        submit,
+        part["procs"].to_numpy(),
+        part["run_s"].to_numpy(),
+        estimate_s,
+        machine_procs,
+        primary=policy,
+        backfill=policy if backfilling else None,
+        job_id=part["job_id"].to_numpy().astype(np.float64),
+    )

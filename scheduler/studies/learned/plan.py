@@ -39,12 +39,13 @@ FUNCTIONS_FILE = StudyFiles("learned").result("functions.parquet")
 class Workload:
     """An evaluation workload: a catalogue log (``trace`` set) or the model at ``model_procs``
     processors; ``machine_procs`` overrides the log's machine size (``None``: the catalogue's
-    or the log header's)."""
+    or the log header's); ``skipped_sequences`` are the indices of the sequences left out."""
 
     name: str
     trace: TraceEntry | None = None
     model_procs: int | None = None
     machine_procs: int | None = None
+    skipped_sequences: tuple[int, ...] = ()
 
     @property
     def is_model(self) -> bool:
@@ -85,6 +86,10 @@ class LearnedPlan:
     convergence_repetitions: int
     workloads: tuple[Workload, ...]
     sequences: int | None
+    allocated_only: bool
+    queue_window: int | None
+    state_in_order: bool
+    exchange_sorted_policies: tuple[str, ...]
     random_sequences: bool
     days: float
     modes: tuple[str, ...]
@@ -202,9 +207,24 @@ class LearnedPlan:
             "pdf_path": self.files.figure("evaluation", "pdf"),
         }
 
+    def published_outputs(self) -> dict[str, str | Reported]:
+        """The outputs of ``published_tables``: the paper's Tables 3 and 4 beside schedlab's."""
+        return {
+            "markdown_path": self.files.table("published.md"),
+            "csv_path": self.files.table("published.csv"),
+        }
+
+    def published_inputs(self) -> dict[str, str]:
+        """The inputs of ``published_tables``."""
+        return {
+            "forms_path": str(self.fit_outputs()["forms_path"]),
+            "evaluation_path": str(self.evaluation_outputs()["parquet_path"]),
+        }
+
     def targets(self) -> list[str]:
         files = (
             output_paths(self.fit_outputs())
+            + output_paths(self.published_outputs())
             + output_paths(self.convergence_outputs())
             + output_paths(self.evaluation_outputs())
         )
@@ -265,6 +285,11 @@ class LearnedPlan:
             "policies": list(self.policies),
             "learned": {name: rank for rank, name in enumerate(self.learned_names, start=1)},
             "sequences": self.sequences,
+            "skipped_sequences": list(workload.skipped_sequences),
+            "allocated_only": self.allocated_only,
+            "queue_window": self.queue_window,
+            "state_in_order": self.state_in_order,
+            "exchange_sorted_policies": list(self.exchange_sorted_policies),
             "random_sequences": self.random_sequences,
             "days": self.days,
             "tau_s": self.tau_s,
@@ -295,25 +320,43 @@ def learned_setup(config: Mapping[str, Any]) -> list[tuple[Callable[..., Any], t
 def _workloads(config: Mapping[str, Any], evaluation: Mapping[str, Any]) -> tuple[Workload, ...]:
     names = list(evaluation["workloads"])
     sizes = evaluation["machine_procs"]
-    for name in sizes:
-        if name not in names:
-            raise ConfigurationError(
-                f"config learned.evaluation.machine_procs: {name!r} is not an evaluation workload"
-            )
+    skipped = evaluation["skipped_sequences"]
+    for key, mapping in (("machine_procs", sizes), ("skipped_sequences", skipped)):
+        for name in mapping:
+            if name not in names:
+                raise ConfigurationError(
+                    f"config learned.evaluation.{key}: {name!r} is not an evaluation workload"
+                )
     workloads = []
     for name in names:
+        skip = tuple(sorted(skipped.get(name) or ()))
         procs = model_workload(name)
         if procs is not None:
             if not 1 <= procs <= 1_000_000:
                 raise ConfigurationError(
                     f"config learned.evaluation.workloads: {name!r}: 1..1000000 processors"
                 )
-            workloads.append(Workload(name, model_procs=procs, machine_procs=procs))
+            workloads.append(
+                Workload(name, model_procs=procs, machine_procs=procs, skipped_sequences=skip)
+            )
         else:
             entry = catalogue_entries(config, [name], "learned.evaluation.workloads")[0]
             size = sizes.get(name) or entry.machine_procs
-            workloads.append(Workload(name, trace=entry, machine_procs=size))
+            workloads.append(
+                Workload(name, trace=entry, machine_procs=size, skipped_sequences=skip)
+            )
     return tuple(workloads)
+
+
+def _exchange_sorted(evaluation: Mapping[str, Any]) -> tuple[str, ...]:
+    key = "learned.evaluation.exchange_sorted_policies"
+    names = evaluation["exchange_sorted_policies"]
+    if names and evaluation["queue_window"] is None and not evaluation["state_in_order"]:
+        raise ConfigurationError(
+            f"config {key}: the exchange sort is the windowed scheduler's; set "
+            "learned.evaluation.queue_window or state_in_order"
+        )
+    return policy_list(names, key) if names else ()
 
 
 def learned_plan(config: Mapping[str, Any]) -> LearnedPlan:
@@ -350,6 +393,10 @@ def learned_plan(config: Mapping[str, Any]) -> LearnedPlan:
         convergence_repetitions=convergence["repetitions"],
         workloads=_workloads(whole, evaluation),
         sequences=evaluation["sequences"],
+        allocated_only=evaluation["allocated_only"],
+        queue_window=evaluation["queue_window"],
+        state_in_order=evaluation["state_in_order"],
+        exchange_sorted_policies=_exchange_sorted(evaluation),
         random_sequences=evaluation["random_sequences"],
         days=float(evaluation["days"]),
         modes=tuple(evaluation["modes"]),

@@ -25,6 +25,9 @@ EVALUATION_COLUMNS: dict[str, pl.DataType] = {
     "first_job": pl.Int64(),
     "jobs": pl.Int64(),
     "avg_bsld": pl.Float64(),
+    # AVEbsld with schedlab's default engine (whole queue): avg_bsld itself unless the config
+    # asks for the authors' windowed scheduler
+    "avg_bsld_default": pl.Float64(),
 }
 
 

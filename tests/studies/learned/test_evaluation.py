@@ -125,6 +125,10 @@ def test_evaluation_jobs_keep_positive_fields_only() -> None:
         _jobs([(5, 1, 10, 20), (1, 0, 10, 20), (2, 1, 0, 20), (3, 1, 10, -1), (4, 2, 5, 5)])
     )
     assert jobs["job_id"].to_list() == [5, 1]
+    # a job without an allocated count uses its requested one, unless allocated_only
+    table = _jobs([(1, 2, 10, 20), (2, 3, 10, 20)]).with_columns(pl.Series("alloc_procs", [2, -1]))
+    assert evaluation_jobs(table)["procs"].to_list() == [2.0, 3.0]
+    assert evaluation_jobs(table, allocated_only=True)["job_id"].to_list() == [1]
     with pytest.raises(ConfigurationError, match="lacks"):
         evaluation_jobs(pl.DataFrame({"submit_s": [1.0]}))
 
@@ -139,3 +143,51 @@ def test_a_real_log_yields_sequences_of_fifteen_days(kth_path) -> None:
         assert submit[s.stop - 1] - submit[s.first] <= 15 * DAY_S
     bsld = sequence_bsld(jobs, seqs[0], "FCFS", "backfilling", 100)
     assert bsld >= 1.0
+
+
+def test_skipped_sequences_keep_their_index() -> None:
+    submit = np.arange(0, 2000) * 0.5 * DAY_S
+    every = evaluation_sequences(submit)
+    kept = evaluation_sequences(submit, count=5, skip=[0, 3])
+    assert [s.index for s in kept] == [1, 2, 4, 5, 6]
+    assert kept == [every[k] for k in (1, 2, 4, 5, 6)]
+    with pytest.raises(ConfigurationError, match="skip"):
+        evaluation_sequences(submit, skip=[-1])
+
+
+def test_the_authors_window_changes_the_schedule_by_hand() -> None:
+    """1 processor; state job A (100 s) at 0 then B (asks 500 s) at 1, C (60 s) at 2, D (5 s)
+    at 3. Estimate mode, SPF, after A: whole queue D, C, B; a window of 2 sees B and C only
+    (C first), then B and D (D first): C at 100, D at 160, B at 165."""
+    jobs = evaluation_jobs(_jobs([(0, 1, 100, 100), (1, 1, 10, 500), (2, 1, 60, 60),
+                                  (3, 1, 5, 5)]))  # fmt: skip
+    seq = EvaluationSequence(0, 0, 4, 1)
+    whole = sequence_bsld(jobs, seq, "SPF", "estimate", 1)
+    # D at 100, C at 105, B at 165 (bounded slowdown: D's 5 s count as tau = 10 s)
+    assert whole == pytest.approx(((165 - 1 + 10) / 10 + (105 - 2 + 60) / 60 + (100 - 3 + 5) / 10)
+                                  / 3)  # fmt: skip
+    windowed = sequence_bsld(jobs, seq, "SPF", "estimate", 1, queue_window=2)
+    assert windowed == pytest.approx(((165 - 1 + 10) / 10 + (100 - 2 + 60) / 60
+                                      + (160 - 3 + 5) / 10) / 3)  # fmt: skip
+    # the whole queue through the windowed scheduler equals the engine here
+    assert sequence_bsld(jobs, seq, "SPF", "estimate", 1, queue_window=100) == whole
+    # no equal estimates: the authors' exchange sort changes nothing; it needs the window
+    assert sequence_bsld(jobs, seq, "SPF", "estimate", 1, queue_window=100,
+                         exchange_sort=True) == whole  # fmt: skip
+    with pytest.raises(ConfigurationError, match="windowed scheduler"):
+        sequence_bsld(jobs, seq, "SPF", "estimate", 1, exchange_sort=True)
+
+
+def test_state_in_order_on_a_real_log(kth_path) -> None:
+    """Degenerate settings equal the engine on every KTH sequence and mode: a window larger
+    than any queue, no state; the same call twice gives the same value."""
+    jobs = evaluation_jobs(strong_filter(read_swf(kth_path))[0].jobs)
+    seq = evaluation_sequences(jobs["submit_s"].to_numpy(), count=1)[0]
+    for mode in ("runtime", "estimate"):
+        engine = sequence_bsld(jobs, seq, "F2", mode, 100)
+        assert sequence_bsld(jobs, seq, "F2", mode, 100, queue_window=seq.jobs) == engine
+    paper = sequence_bsld(jobs, seq, "F2", "backfilling", 100, queue_window=32,
+                          state_in_order=True)  # fmt: skip
+    assert paper == sequence_bsld(jobs, seq, "F2", "backfilling", 100, queue_window=32,
+                                  state_in_order=True)  # fmt: skip
+    assert paper >= 1.0

@@ -45,6 +45,22 @@ def test_full_config_uses_all_curie_cores() -> None:
     assert len(plan.workloads) == 6 and plan.sequences == 10
 
 
+def test_paper_config_selects_the_authors_protocol() -> None:
+    """config/learned-paper.yaml overlays learned-full.yaml (Snakemake merges nested keys)."""
+    paper = yaml.safe_load((ROOT / "config" / "learned-paper.yaml").read_text())["learned"]
+    plan = learned_plan(_config("config.yaml", "learned-full.yaml", **paper))
+    assert plan.queue_window == 32 and plan.state_in_order
+    assert plan.trials == 256_000 and len(plan.workloads) == 6  # learned-full's, untouched
+    settings = plan.evaluation_settings(type("W", (), {"workload": "CEA-Curie"})())
+    assert settings["skipped_sequences"] == [0, 7] and settings["queue_window"] == 32
+    assert settings["exchange_sorted_policies"] == ["SPF"] and settings["allocated_only"]
+    other = plan.evaluation_settings(type("W", (), {"workload": "CTC-SP2"})())
+    assert other["skipped_sequences"] == []
+    default = learned_plan(_config("config.yaml", "learned-full.yaml"))
+    assert default.queue_window is None and not default.state_in_order
+    assert "results/learned/tables/published.md" in default.targets()
+
+
 def test_the_last_batch_may_be_short() -> None:
     plan = learned_plan(_config("config.yaml", tuples=10, tuples_per_job=4))
     assert plan.batches == 3 and list(plan.batch_tuples(2)) == [8, 9]
@@ -70,6 +86,13 @@ def test_model_workload_names() -> None:
         ({"evaluation": {"policies": ["FCFS", "XYZ"]}}, "unknown policy 'XYZ'"),
         ({"evaluation": {"sequences": 0}}, "learned.evaluation.sequences"),
         ({"evaluation": {"machine_procs": {"CTC-SP2": 10}}}, "not an evaluation workload"),
+        ({"evaluation": {"skipped_sequences": {"CTC-SP2": [1]}}}, "not an evaluation workload"),
+        ({"evaluation": {"queue_window": 0}}, "learned.evaluation.queue_window"),
+        ({"evaluation": {"exchange_sorted_policies": ["SPF"]}}, "set learned.evaluation.queue"),
+        (
+            {"evaluation": {"exchange_sorted_policies": ["XYZ"], "queue_window": 32}},
+            "unknown policy 'XYZ'",
+        ),
     ],
 )
 def test_bad_sections_name_the_key(change: dict, message: str) -> None:
