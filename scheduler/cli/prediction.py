@@ -10,6 +10,7 @@ The axes are checked before any trace is read. ``docs/prediction.md`` ("Choosing
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any
 
 import polars as pl
@@ -27,8 +28,9 @@ from scheduler.cli.simulate import write_job_table
 from scheduler.cli.traces import read_trace, report_dict
 from scheduler.core.version import __version__
 from scheduler.predictors import CORRECTIONS, LOSSES
+from scheduler.sim.engine import RESERVATIONS
 from scheduler.studies.prediction.grid import check_grid, learner_grid, trace_name
-from scheduler.traces.filters import strong_filter
+from scheduler.traces.filters import PROCESSOR_COUNTS, strong_filter, with_processor_count
 
 __all__ = ["DEFAULT_ETAS", "DEFAULT_LAMS", "add_commands", "cmd_prediction_grid", "grid_text"]
 
@@ -77,6 +79,19 @@ def add_commands(commands: Any) -> None:
         "--backfill", choices=("easy", "sjbf"), default="sjbf",
         help="backfilling order: easy (FCFS) or sjbf (by increasing prediction; default)",
     )  # fmt: skip
+    scheduling.add_argument(
+        "--processors", choices=PROCESSOR_COUNTS, default="allocated",
+        help="processor count a job occupies: allocated (SWF field 5, default) or requested "
+        "(field 8, as the published study's simulator)",
+    )  # fmt: skip
+    scheduling.add_argument(
+        "--reservation", choices=RESERVATIONS, default="default",
+        help="extra-processor count of the reservation, every run (docs/simulator.md)",
+    )  # fmt: skip
+    scheduling.add_argument(
+        "--whole-seconds", action="store_true",
+        help="round NAG predictions down to whole seconds (as the published simulator)",
+    )  # fmt: skip
     add_filter_arguments(command)
     command.add_argument(
         "--out", metavar="GRID.parquet|.csv", type=table_path,
@@ -110,9 +125,13 @@ def cmd_prediction_grid(args: argparse.Namespace) -> int:
     for path in args.trace:
         trace = read_trace(argparse.Namespace(**{**vars(args), "trace": path}))
         trace, report = strong_filter(trace, overrun=args.overrun, require_jobs=True)
+        trace = replace(
+            trace, jobs=with_processor_count(trace.jobs, args.processors, trace.machine_procs)
+        )
         table = learner_grid(
             trace, losses=losses, etas=etas, lams=lams,
             correction=args.correction, backfill_order=args.backfill,
+            reservation=args.reservation, whole_seconds=args.whole_seconds,
         )  # fmt: skip
         name = trace_name(trace) or str(path)
         tables.append(table.with_columns(pl.lit(name).alias("trace")))
@@ -126,6 +145,9 @@ def cmd_prediction_grid(args: argparse.Namespace) -> int:
                 "version": __version__,
                 "filter": reports,
                 "overrun": args.overrun,
+                "processors": args.processors,
+                "reservation": args.reservation,
+                "whole_seconds": args.whole_seconds,
                 "rows": grid.to_dicts(),
             }
         )

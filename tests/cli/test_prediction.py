@@ -107,3 +107,25 @@ def test_malformed_options_are_usage_errors(
 def test_missing_trace_is_one_line_error(capsys: pytest.CaptureFixture[str], tmp_path: Path):
     code, out, err = run(capsys, "prediction-grid", tmp_path / "missing.swf", "--eta", "10")
     assert_one_line_error(code, out, err, "missing.swf")
+
+
+def test_the_published_simulators_rules_equal_the_api(capsys: pytest.CaptureFixture[str]) -> None:
+    from dataclasses import replace
+
+    from scheduler import simulate
+    from scheduler.traces.filters import with_processor_count
+
+    trace = strong_filter(read_swf(SLICE), overrun="clip")[0]
+    trace = replace(trace, jobs=with_processor_count(trace.jobs, "requested", trace.machine_procs))
+    expected = learner_grid(trace, losses=["eloss"], etas=[10], lams=[0], reservation="classic",
+                            whole_seconds=True)  # fmt: skip
+    out = run_json(capsys, "prediction-grid", SLICE, "--loss", "eloss", "--eta", "10",
+                   "--lam", "0", "--overrun", "clip", "--processors", "requested",
+                   "--reservation", "classic", "--whole-seconds")  # fmt: skip
+    rows = pl.DataFrame(out["rows"], schema=expected.schema)
+    assert_frame_equal(rows.drop("wall_s"), expected.drop("wall_s"))
+    assert (out["processors"], out["reservation"], out["whole_seconds"]) == (
+        "requested", "classic", True)  # fmt: skip
+    # the baseline is plain EASY with the same reservation rule
+    easy = simulate(trace, reservation="classic").summary.avg_bsld
+    assert rows["avg_bsld"][0] == pytest.approx(easy)

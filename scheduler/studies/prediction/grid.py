@@ -174,6 +174,8 @@ def learner_grid(
     correction: str = "incremental",
     backfill_order: str = "sjbf",
     machine_procs: int | None = None,
+    reservation: str = "default",
+    whole_seconds: bool = False,
 ) -> pl.DataFrame:
     """Simulate ``trace`` with the NAG predictor for every (loss, η, λ), and plain EASY once.
 
@@ -195,6 +197,10 @@ def learner_grid(
         ``easy`` (FCFS).
     machine_procs
         Machine size (processors); default the trace's.
+    reservation, whole_seconds
+        The reservation rule of every run, baseline included, and whole-second NAG predictions
+        (:func:`~scheduler.sim.prediction.simulate_predicted`; the published simulator's rules
+        are ``"classic"`` and ``True``).
 
     Returns
     -------
@@ -223,8 +229,10 @@ def learner_grid(
         "machine_procs": machine_procs,
         "correction": correction,
         "backfill_order": backfill_order,
+        "reservation": reservation,
+        "whole_seconds": whole_seconds,
     }
-    baseline, baseline_wall = _timed(trace, machine_procs=machine_procs)
+    baseline, baseline_wall = _timed(trace, machine_procs=machine_procs, reservation=reservation)
     rows = [{**_row(baseline, baseline_wall, None), "loss": None, "eta": None, "lam": None}]
     for loss in loss_names:
         for eta in eta_values:
