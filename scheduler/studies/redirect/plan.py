@@ -45,6 +45,7 @@ class RedirectPlan:
 
     traces: tuple[TraceEntry, ...]
     weeks: int
+    overrun: str
     min_load: Mapping[str, float]
     step_days: int
     split: str
@@ -94,8 +95,9 @@ class RedirectPlan:
         return {"alpha": f"{BASELINE}|{NUMBER_LABEL_PATTERN}"}
 
     def source_file(self, trace: str = "{trace}") -> str:
-        """The jobs the study draws its weeks from: the strongly filtered log."""
-        return filtered_file(trace)
+        """The jobs the study draws its weeks from: the strongly filtered log, overrunning jobs
+        dropped or clipped as ``redirect.overrun`` says."""
+        return filtered_file(trace, self.overrun)
 
     def weeks_file(self, trace: str = "{trace}") -> str:
         return self.files.result(f"{trace}/weeks.parquet")
@@ -241,6 +243,7 @@ def redirect_plan(config: Mapping[str, Any]) -> RedirectPlan:
     return RedirectPlan(
         traces=traces,
         weeks=section["weeks"],
+        overrun=section["overrun"],
         min_load=min_load,
         step_days=section["step_days"],
         split=section["split"],
