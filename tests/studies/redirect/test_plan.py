@@ -31,7 +31,11 @@ def test_default_and_full_configs() -> None:
     full = redirect_plan(_config("config.yaml", "redirect-full.yaml"))
     assert full.trace_names == ("CEA-Curie", "ANL-Intrepid", "RICC")
     assert full.alphas == (0.05, 0.1, 0.15, 0.2, 0.25, 0.3) and full.weeks == 20
-    assert full.trace_min_load("ANL-Intrepid") < 0.7 <= full.trace_min_load("RICC")
+    # the slides' protocol: every log at load 0.7, overrunning jobs clipped to their request
+    assert full.trace_min_load("ANL-Intrepid") == 0.7 == full.trace_min_load("RICC")
+    assert plan.overrun == "drop" and full.overrun == "clip"
+    assert plan.source_file("KTH-SP2") == "results/KTH-SP2/filtered.parquet"
+    assert full.source_file("RICC") == "results/RICC/filtered-clip.parquet"
 
 
 def test_labels() -> None:
@@ -48,6 +52,7 @@ def test_labels() -> None:
         ({"alphas": [0.1, 0.1]}, "listed twice"),
         ({"thetas": [-1]}, "redirect.thetas"),
         ({"split": "random"}, "redirect.split"),
+        ({"overrun": "keep"}, "redirect.overrun"),
         ({"weeks": 1}, "redirect.weeks"),
         ({"traces": []}, "redirect.traces: give at least 1 value"),
         ({"min_load_by_trace": {"CTC-SP2": 0.5}}, "not in redirect.traces"),
