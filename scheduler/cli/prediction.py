@@ -24,11 +24,10 @@ from scheduler.cli.arguments import (
     table_path,
 )
 from scheduler.cli.output import print_json
-from scheduler.cli.simulate import write_job_table
+from scheduler.cli.simulate import add_reservation_argument, write_job_table
 from scheduler.cli.traces import read_trace, report_dict
 from scheduler.core.version import __version__
 from scheduler.predictors import CORRECTIONS, LOSSES
-from scheduler.sim.engine import RESERVATIONS
 from scheduler.studies.prediction.grid import check_grid, learner_grid, trace_name
 from scheduler.traces.filters import PROCESSOR_COUNTS, strong_filter, with_processor_count
 
@@ -84,10 +83,7 @@ def add_commands(commands: Any) -> None:
         help="processor count a job occupies: allocated (SWF field 5, default) or requested "
         "(field 8, as the published study's simulator)",
     )  # fmt: skip
-    scheduling.add_argument(
-        "--reservation", choices=RESERVATIONS, default="default",
-        help="extra-processor count of the reservation, every run (docs/simulator.md)",
-    )  # fmt: skip
+    add_reservation_argument(scheduling)
     scheduling.add_argument(
         "--whole-seconds", action="store_true",
         help="round NAG predictions down to whole seconds (as the published simulator)",

@@ -51,7 +51,13 @@ from scheduler.sim.prediction import LAM, PredictedResult
 from scheduler.traces.filters import FilterReport, strong_filter
 from scheduler.traces.swf import Trace, write_swf
 
-__all__ = ["add_commands", "cmd_policies", "cmd_simulate", "prediction_options"]
+__all__ = [
+    "add_commands",
+    "add_reservation_argument",
+    "cmd_policies",
+    "cmd_simulate",
+    "prediction_options",
+]
 
 
 # --------------------------------------------------------------------------------------------
@@ -91,10 +97,7 @@ def add_commands(commands: Any) -> None:
         help="backfill in the thresholded order too: jobs waiting longer than --threshold "
         "first, by submit time (Algorithm 2 of Reis's thesis when primary = backfill)",
     )  # fmt: skip
-    scheduling.add_argument(
-        "--reservation", choices=RESERVATIONS, default="default",
-        help="extra-processor count of the reservation (docs/simulator.md)",
-    )  # fmt: skip
+    add_reservation_argument(scheduling)
     scheduling.add_argument(
         "--estimate", choices=("requested", "clairvoyant"), default="requested",
         help="run-time estimate the scheduler sees (default: the requested time)",
@@ -148,6 +151,15 @@ def add_commands(commands: Any) -> None:
 # --------------------------------------------------------------------------------------------
 # scheduler simulate
 # --------------------------------------------------------------------------------------------
+
+
+def add_reservation_argument(group: Any) -> None:
+    """Add ``--reservation`` (one of :data:`~scheduler.sim.engine.RESERVATIONS`, default
+    ``default``) to an argument group (``simulate``, ``prediction-grid``)."""
+    group.add_argument(
+        "--reservation", choices=RESERVATIONS, default="default",
+        help="extra-processor count of the reservation (docs/simulator.md)",
+    )  # fmt: skip
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
