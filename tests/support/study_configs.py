@@ -13,21 +13,17 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIG_DIR = ROOT / "config"
 
 
-#: ``overlay`` merged into ``base`` key by key, as Snakemake merges config files.
-deep_merge = overlay
-
-
 def load(name: str) -> dict[str, Any]:
     return yaml.safe_load((CONFIG_DIR / name).read_text())
 
 
 def default_config() -> dict[str, Any]:
-    return deep_merge(load("traces.yaml"), load("config.yaml"))
+    return overlay(load("traces.yaml"), load("config.yaml"))
 
 
 def full_config_of(config) -> dict[str, Any]:
-    return deep_merge(config, load("full.yaml"))
+    return overlay(config, load("full.yaml"))
 
 
 def with_tuning(config: dict[str, Any], **tuning: Any) -> dict[str, Any]:
-    return deep_merge(config, {"tuning": tuning})
+    return overlay(config, {"tuning": tuning})

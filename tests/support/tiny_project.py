@@ -212,9 +212,9 @@ def plan_in_process(project: Path) -> dict:
     raises the same :class:`~scheduler.core.errors.ConfigurationError` here, without the
     seconds of a Snakemake start."""
     from scheduler.studies.common.study import plan_studies, validated_config
-    from support.study_configs import deep_merge
+    from support.configs import overlay
 
     config: dict = {}
     for path in (ROOT / "config/traces.yaml", ROOT / "config/config.yaml", project / "tiny.yaml"):
-        config = deep_merge(config, yaml.safe_load(path.read_text()))
+        config = overlay(config, yaml.safe_load(path.read_text()))
     return plan_studies(validated_config(config))

@@ -137,7 +137,8 @@ def evaluation_sequences(
         first = stop
     if any(k < 0 for k in skip):
         raise ConfigurationError(f"skip: sequence indices are >= 0, got {sorted(skip)}")
-    sequences = [seq for seq in sequences if seq.index not in set(skip)]
+    skipped = set(skip)
+    sequences = [seq for seq in sequences if seq.index not in skipped]
     if count is not None:
         if count < 1:
             raise ConfigurationError(f"count must be >= 1, got {count}")
@@ -193,30 +194,14 @@ def sequence_bsld(
             n_in_order=sequence.n_state if state_in_order else 0, exchange_sort=exchange_sort,
         )  # fmt: skip
     else:
-        start = _easy_starts(part, submit, estimate_s, machine_procs, policy, backfilling)
+        start = simulate_arrays(
+            submit, procs, run, estimate_s, machine_procs, primary=policy,
+            backfill=policy if backfilling else None,
+            job_id=part["job_id"].to_numpy().astype(np.float64),
+        )  # fmt: skip
     k = sequence.n_state
     after = slice(k, None)
     figures = run_figures(submit[after], start[after], run[after], procs[after], machine_procs,
                           tau_s=tau_s)  # fmt: skip
     return figures.avg_bsld
 
-
-def _easy_starts(
-    part: pl.DataFrame,
-    submit: np.ndarray,
-    estimate_s: np.ndarray,
-    machine_procs: int,
-    policy: str,
-    backfilling: bool,
-) -> np.ndarray:
-    """Start times (s) of schedlab's EASY engine (list scheduling without backfilling)."""
-    return simulate_arrays(
-        submit,
-        part["procs"].to_numpy(),
-        part["run_s"].to_numpy(),
-        estimate_s,
-        machine_procs,
-        primary=policy,
-        backfill=policy if backfilling else None,
-        job_id=part["job_id"].to_numpy().astype(np.float64),
-    )

@@ -51,8 +51,7 @@ def published_values() -> dict[str, Any]:
     with _PATH.open(encoding="utf-8") as handle:
         data = yaml.safe_load(handle)
     names = data["logs"]["thesis_names"]
-    for table in ("table_4_6",):
-        data[table] = {names.get(log, log): row for log, row in data[table].items()}
+    data["table_4_6"] = {names.get(log, log): row for log, row in data["table_4_6"].items()}
     data["table_4_7"]["avg_bsld"] = {
         names.get(log, log): value for log, value in data["table_4_7"]["avg_bsld"].items()
     }
@@ -85,12 +84,10 @@ def published_table(runs: pl.DataFrame) -> pl.DataFrame:
     Logs the thesis did not simulate have no rows.
     """
     data = published_values()
-    traces = sorted(runs["trace"].unique())
+    thesis_logs = [trace for trace in sorted(runs["trace"].unique()) if trace in data["table_4_6"]]
     rows: list[dict[str, Any]] = []
-    for trace in traces:
-        published = data["table_4_6"].get(trace)
-        if published is None:
-            continue
+    for trace in thesis_logs:
+        published = data["table_4_6"][trace]
         for key, table, quantity, triple in _TRIPLES:
             rows.append(_row(table, trace, quantity, published[key], _value(runs, trace, triple),
                              triple.label))  # fmt: skip
@@ -106,14 +103,11 @@ def published_table(runs: pl.DataFrame) -> pl.DataFrame:
                 rows.append(_row("4.6", trace, f"learned, {variant.upper()}: {kind}",
                                  published[key][index], value, triple_label))  # fmt: skip
     chosen = data["table_4_7"]
-    for trace in traces:
-        if trace not in chosen["avg_bsld"]:
-            continue
+    for trace in thesis_logs:
         settings = {**chosen["triple"], **chosen["exceptions"].get(trace, {})}
         triple = Triple(settings["technique"], settings["correction"], settings["backfill"])
         rows.append(_row("4.7", trace, "published C-V triple", chosen["avg_bsld"][trace],
                          _value(runs, trace, triple), triple.label))  # fmt: skip
-    thesis_logs = [trace for trace in traces if trace in data["table_4_6"]]
     for technique, errors in data["table_4_8"].items():
         for trace in thesis_logs:
             part = runs.filter((pl.col("trace") == trace) & (pl.col("technique") == technique))

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.configs import overlay
 from support.study_configs import (
-    deep_merge,
     default_config,
     full_config_of,
     load,
@@ -115,7 +115,7 @@ def test_batches_cover_weeks_once(config, per_split, per_job):
 @settings(max_examples=30, deadline=None)
 @given(per_split=st.integers(1, 300), per_job=st.integers(1, 300))
 def test_batches_property(per_split, per_job):
-    base = deep_merge(load("traces.yaml"), load("config.yaml"))
+    base = overlay(load("traces.yaml"), load("config.yaml"))
     plan = tuning_plan(with_tuning(base, weeks_per_split=per_split, weeks_per_job=per_job))
     check_batches(plan, per_split, per_job)
 
@@ -343,7 +343,7 @@ def test_threshold_without_unit_refused_before_planning(config):
 )
 def test_schema_rejects_bad_values(config, change):
     with pytest.raises(ConfigurationError):
-        validated_config(deep_merge(config, change))
+        validated_config(overlay(config, change))
 
 
 # -- the online study section ----------------------------------------------------------------------
