@@ -126,3 +126,34 @@ def test_the_processor_count_reaches_every_simulation(section: dict, expected: s
 def test_an_unknown_processor_count_is_refused_naming_the_key() -> None:
     with pytest.raises(ConfigurationError, match=r"prediction\.processors"):
         prediction_plan(_config(processors="both"))
+
+
+@pytest.mark.parametrize(
+    ("section", "expected"),
+    [({}, ("default", False)),
+     ({"reservation": "classic", "whole_seconds": True}, ("classic", True))],
+)  # fmt: skip
+def test_the_published_simulators_rules_reach_every_simulation(section: dict, expected) -> None:
+    """prediction.reservation and whole_seconds (schedlab's rules by default) are settings of
+    every technique's step."""
+    plan = prediction_plan(_config(**section))
+    for technique in plan.techniques:
+        wildcards = type("W", (), {"trace": "KTH-SP2", "technique": technique.slug})()
+        settings = plan.technique_settings(wildcards)
+        assert (settings["reservation"], settings["whole_seconds"]) == expected
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [({"reservation": "strict"}, r"prediction\.reservation"),
+     ({"whole_seconds": "yes"}, r"prediction\.whole_seconds")],
+)  # fmt: skip
+def test_bad_published_simulator_rules_are_refused_naming_the_key(change: dict, key: str) -> None:
+    with pytest.raises(ConfigurationError, match=key):
+        prediction_plan(_config(**change))
+
+
+def test_the_paper_config_sets_the_published_simulators_rules() -> None:
+    paper = yaml.safe_load((ROOT / "config" / "prediction-paper.yaml").read_text())["prediction"]
+    plan = prediction_plan(_config(**paper))
+    assert (plan.processors, plan.reservation, plan.whole_seconds) == ("requested", "classic", True)
