@@ -42,6 +42,8 @@ from scheduler.sim._random import draw_uniform
 EST_NONE, EST_PERCEPTRON, EST_HISTORY = 0, 1, 2
 # perceptron feedback: Algorithm 1's two, and implicit with the sign that raises after a failure
 FB_IMPLICIT, FB_EXPLICIT, FB_IMPLICIT_RAISE = 0, 1, 2
+# perceptron scaling: memory in MB (literal), in units of M, in units of M with standardised inputs
+SC_LITERAL, SC_NORMALISED, SC_STANDARDISED = 0, 1, 2
 
 # columns of the run records: float ``rf`` (runs, RF_COLS), int ``ri`` (runs, RI_COLS + K)
 RF_START, RF_END, RF_ALLOC, RF_MEMORY, RF_ESTIMATE, RF_Z = range(6)
@@ -147,6 +149,23 @@ def _features(j, queue_len, procs, req, free, class_nodes, x):
 
 
 @jit
+def _standardise(x, moments):
+    """Duda, Hart & Stork's input scaling (§6.8.3), online: add the raw features ``x`` to the
+    running moments of every decision so far (Welford; ``moments`` = [count, means (F),
+    M2 (F)]), then replace each feature but the bias by ``(x − mean) / sd`` with the population
+    sd of the decisions so far including this one (0 where sd is 0, e.g. the first decision)."""
+    nf = x.shape[0]
+    moments[0] += 1.0
+    count = moments[0]
+    for i in range(nf - 1):
+        delta = x[i] - moments[1 + i]
+        moments[1 + i] += delta / count
+        moments[1 + nf + i] += delta * (x[i] - moments[1 + i])
+        var = moments[1 + nf + i] / count
+        x[i] = (x[i] - moments[1 + i]) / math.sqrt(var) if var > 0.0 else 0.0
+
+
+@jit
 def _dot(w, x):
     s = 0.0
     for i in range(w.shape[0]):
@@ -156,9 +175,10 @@ def _dot(w, x):
 
 @jit
 def _decide(j, queue_len, estimator, procs, req, free, class_nodes, class_mem, failures,
-            max_failures, group, seen, w, p, a, b, tau, rng, x):  # fmt: skip
+            max_failures, group, seen, w, p, a, b, tau, rng, x, moments):  # fmt: skip
     """One decision for job ``j``: returns ``(A, E', z, forced)``; ``x`` receives the features
-    (perceptron). E' is NaN and z is 0 when the perceptron was not asked."""
+    (perceptron; standardised when ``moments`` has a slot per feature, :func:`_standardise`).
+    E' is NaN and z is 0 when the perceptron was not asked."""
     r = req[j]
     if estimator == EST_NONE:
         return r, np.nan, 0.0, False
@@ -171,6 +191,8 @@ def _decide(j, queue_len, estimator, procs, req, free, class_nodes, class_mem, f
         return min(most, r), np.nan, 0.0, False
     big = class_mem[class_mem.shape[0] - 1]
     _features(j, queue_len, procs, req, free, class_nodes, x)
+    if moments.shape[0] > 1:
+        _standardise(x, moments)
     estimate = a * big * math.tanh(b * _dot(w, x))
     if estimate <= _capacity(procs[j], free, class_mem):
         return max(estimate, 0.0), estimate, 1.0, False
@@ -220,7 +242,7 @@ def _grow2(values, size):
 @jit
 def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, class_mem, easy,
              estimator, feedback, limit_alloc, eta, tau, a, b, max_failures, seed,
-             normalised):  # fmt: skip
+             scaling):  # fmt: skip
     """Run the whole trace; returns ``(start, failures, forced, rf, ri, w, p)``.
 
     ``start`` (n,) is each job's successful start; ``failures``/``forced`` (n,) count its failed
@@ -232,7 +254,9 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
     k = class_nodes.shape[0]
     nf = k + 4
     big = class_mem[k - 1]
-    unit = big if normalised else 1.0
+    unit = 1.0 if scaling == SC_LITERAL else big
+    # the running moments of the raw features (SC_STANDARDISED), else one unused slot
+    moments = np.zeros(1 + 2 * nf if scaling == SC_STANDARDISED else 1)
     free = class_nodes.copy()
     rng = np.empty(1, dtype=np.uint64)
     rng[0] = np.uint64(seed)
@@ -251,6 +275,8 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
     ri = np.empty((cap, RI_COLS + k), dtype=np.int64)
     rx = np.empty((cap, nf))
     run_end = np.empty(cap)  # the heap's key, kept apart for locality
+    run_e = np.empty(cap)  # EASY's expected end of each run: start + est, revised when outlived
+    min_e = np.inf  # a lower bound of run_e over the running runs
     runs = 0
 
     heap = np.empty(n + 1, dtype=np.int64)  # at most one run per job at a time
@@ -319,6 +345,7 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
             size = 2 * (runs + qlive)
             rf, ri, rx = _grow2(rf, size), _grow2(ri, size), _grow2(rx, size)
             run_end, where = _grow1(run_end, size), _grow1(where, size)
+            run_e = _grow1(run_e, size)
         head_alloc = 0.0
         blocked = -1
         while qlive > 0:
@@ -327,7 +354,7 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
             j = queue[qhead]
             alloc, estimate, z, forced = _decide(
                 j, qlive, estimator, procs, req, free, class_nodes, class_mem, failures,
-                max_failures, group, seen, w, p, a, b, tau, rng, x)  # fmt: skip
+                max_failures, group, seen, w, p, a, b, tau, rng, x, moments)  # fmt: skip
             if not _fits(procs[j], alloc, free, class_mem):
                 blocked = j
                 head_alloc = alloc
@@ -339,8 +366,23 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
                 j, runs, now, alloc, estimate, z, forced, limit_alloc, procs, run, used, free,
                 class_mem, rng, failures, forced_runs, start, x, rf, ri, rx, run_end, heap,
                 heap_size, running, n_running, where)  # fmt: skip
+            run_e[runs] = now + est[j]
+            min_e = min(min_e, run_e[runs])
             runs += 1
-        if not easy or blocked < 0 or qlive < 2:
+        if not easy or blocked < 0:
+            continue
+        # a job still waits: a run past its expected end is expected to end one second from now,
+        # and the revision persists (the base engine's outlive rule with requested times).
+        # ``min_e`` is a lower bound of the running runs' expected ends (exact after a walk):
+        # while it is in the future no run has outlived its estimate and the walk is skipped
+        if min_e <= now:
+            min_e = np.inf
+            for i in range(n_running):
+                rr = running[i]
+                if run_e[rr] <= now:
+                    run_e[rr] = now + 1.0
+                min_e = min(min_e, run_e[rr])
+        if qlive < 2:
             continue
         # EASY. Nothing to backfill when every other waiting job needs more nodes than are free
         # (without estimation: more than are free in the classes that hold its request). On a
@@ -370,8 +412,7 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
                 count += free[c]
         for i in range(n_running):
             rr = running[i]
-            e = rf[rr, RF_START] + est[ri[rr, RI_JOB]]
-            walk_e[i] = e if e > now else now + 1.0
+            walk_e[i] = run_e[rr]
             walk_id[i] = ri[rr, RI_JOB]
         order = np.argsort(walk_id[:n_running])  # ties of the walk by job number
         order = order[np.argsort(walk_e[:n_running][order], kind="mergesort")]
@@ -394,7 +435,7 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
                 continue
             alloc, estimate, z, forced = _decide(
                 j, qlive, estimator, procs, req, free, class_nodes, class_mem, failures,
-                max_failures, group, seen, w, p, a, b, tau, rng, x)  # fmt: skip
+                max_failures, group, seen, w, p, a, b, tau, rng, x, moments)  # fmt: skip
             if not _fits(procs[j], alloc, free, class_mem):
                 continue
             _best_fit(procs[j], alloc, free, class_mem, take)
@@ -414,6 +455,8 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
                 j, runs, now, alloc, estimate, z, forced, limit_alloc, procs, run, used, free,
                 class_mem, rng, failures, forced_runs, start, x, rf, ri, rx, run_end, heap,
                 heap_size, running, n_running, where)  # fmt: skip
+            run_e[runs] = now + est[j]
+            min_e = min(min_e, run_e[runs])
             runs += 1
     return start, failures, forced_runs, rf[:runs], ri[:runs], w, p
 

@@ -74,8 +74,12 @@ _FEEDBACK_CODES = {
 }  # fmt: skip
 #: What a job may use: the memory of its nodes, or its allocation (a hard limit).
 MEMORY_LIMITS: tuple[str, ...] = ("node", "allocation")
-#: The perceptron's gradient: Algorithm 1 transcribed with memory in MB, or in units of M.
-MEMORY_GRADIENTS: tuple[str, ...] = ("literal", "normalised")
+#: The perceptron's scaling: Algorithm 1 transcribed with memory in MB, memory in units of M, or
+#: memory in units of M and the inputs standardised online (Duda, Hart & Stork §6.8).
+MEMORY_GRADIENTS: tuple[str, ...] = ("literal", "normalised", "standardised")
+_GRADIENT_CODES = {
+    "literal": mk.SC_LITERAL, "normalised": mk.SC_NORMALISED, "standardised": mk.SC_STANDARDISED,
+}  # fmt: skip
 
 #: Columns of the engine's job table (:func:`memory_jobs`).
 MEMORY_JOB_COLUMNS: tuple[str, ...] = (
@@ -115,7 +119,9 @@ class MemoryConfig:
     ``estimator`` in :data:`MEMORY_ESTIMATORS`, ``feedback`` in :data:`MEMORY_FEEDBACKS` (the
     perceptron's), ``memory_limit`` in :data:`MEMORY_LIMITS`, ``gradient`` in
     :data:`MEMORY_GRADIENTS` (``literal``: f' = a M b (1 − tanh²) and explicit targets in MB, as
-    Algorithm 1 reads; ``normalised``: memory in units of M, f' = a b (1 − tanh²)); ``eta``
+    Algorithm 1 reads; ``normalised``: memory in units of M, f' = a b (1 − tanh²);
+    ``standardised``: as ``normalised``, every feature but the bias standardised by the running
+    mean and sd of the decisions so far, ``docs/simulator.md``); ``eta``
     (η), ``tau`` (τ), ``a``, ``b``: Algorithm 1's constants; ``max_failures``: failures after
     which a job is started with its request; ``seed``: the random stream (exploration draws,
     failure times).
@@ -384,7 +390,7 @@ def simulate_memory_arrays(
         config.scheduler == "easy", MEMORY_ESTIMATORS[config.estimator],
         _FEEDBACK_CODES[config.feedback], config.memory_limit == "allocation",
         config.eta, config.tau, config.a, config.b, config.max_failures, np.uint64(config.seed),
-        config.gradient == "normalised",
+        _GRADIENT_CODES[config.gradient],
     )  # fmt: skip
     start, failures, forced, rf, ri, w, p = out
     return MemoryArrays(

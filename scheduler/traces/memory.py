@@ -10,6 +10,15 @@ processor fields).
 :func:`memory_filter` applies these rules, in this order, each job counted under the first rule
 that removes it (``jobs_in - removed == jobs_out``):
 
+0. with ``missing_memory="fill"`` (default; the paper keeps every job but six), an unknown
+   requested memory (``req_mem_kb <= 0``: the user stated none) becomes ``largest_node_kb`` (a
+   whole node, what every job got on the original machine; counted in
+   ``filled_requested_memory``), then an unknown used memory becomes the request, at most
+   ``largest_node_kb`` (the job is
+   taken to need all it asked for: an estimate below it fails the job; counted in
+   ``filled_used_memory``), and an unknown requested time becomes the log's largest requested
+   time (a job without a limit may run as long as any; only EASY reads it; counted in
+   ``filled_requested_time``), so rules 1, 2 and 6 remove nothing; with ``"drop"`` they apply:
 1. ``removed_no_used_memory``: used memory unknown (``used_mem_kb <= 0``);
 2. ``removed_no_requested_memory``: requested memory unknown (``req_mem_kb <= 0``);
 3. ``removed_no_procs``: no processor count (``used_procs() <= 0``);
@@ -42,7 +51,9 @@ from scheduler.traces.swf import used_procs
 
 __all__ = [
     "MEMORY_REMOVAL_RULES",
+    "MISSING_MEMORY_MODES",
     "UNDER_REQUEST_MODES",
+    "MissingMemory",
     "UnderRequest",
     "memory_filter",
     "offered_load",
@@ -53,6 +64,11 @@ __all__ = [
 UnderRequest = Literal["raise", "drop"]
 #: The allowed values of ``under_request``.
 UNDER_REQUEST_MODES: tuple[str, ...] = get_args(UnderRequest)
+
+#: What the filter does with a job whose requested or used memory is unknown.
+MissingMemory = Literal["fill", "drop"]
+#: The allowed values of ``missing_memory``.
+MISSING_MEMORY_MODES: tuple[str, ...] = get_args(MissingMemory)
 
 #: The removal counts of the report, in rule order: (key, short label).
 MEMORY_REMOVAL_RULES: tuple[tuple[str, str], ...] = (
@@ -73,6 +89,7 @@ def memory_filter(
     *,
     largest_node_kb: float,
     under_request: UnderRequest = "raise",
+    missing_memory: MissingMemory = "fill",
 ) -> tuple[pl.DataFrame, dict[str, Any]]:
     """Keep the jobs the memory-aware engine can replay (rules in the module docstring).
 
@@ -87,6 +104,9 @@ def memory_filter(
         Memory of the largest node, KB; jobs that used more are removed.
     under_request
         ``"raise"`` (a request below the used memory is set to the used memory) or ``"drop"``.
+    missing_memory
+        ``"fill"`` (an unknown request becomes ``largest_node_kb``, an unknown used memory the
+        request) or ``"drop"`` (such jobs are removed).
 
     Returns
     -------
@@ -94,20 +114,23 @@ def memory_filter(
         The survivors, sorted by (``submit_s``, ``job_id``).
     report : dict
         ``jobs_in``, ``jobs_out``, every count of :data:`MEMORY_REMOVAL_RULES`,
-        ``raised_under_request``, ``capped_request`` and the arguments (``machine_nodes``,
-        ``largest_node_kb``, ``under_request``).
+        ``filled_requested_memory``, ``filled_used_memory``, ``raised_under_request``,
+        ``capped_request`` and the arguments (``machine_nodes``, ``largest_node_kb``,
+        ``under_request``, ``missing_memory``).
 
     Raises
     ------
     ConfigurationError
         ``machine_nodes < 1``, ``largest_node_kb`` not positive and finite, or an unknown
-        ``under_request``.
+        ``under_request`` or ``missing_memory``.
     """
-    if under_request not in UNDER_REQUEST_MODES:
-        raise ConfigurationError(
-            f"memory_filter: under_request must be one of {', '.join(UNDER_REQUEST_MODES)}, "
-            f"got {str(under_request)[:60]!r}"
-        )
+    choices = (("under_request", under_request, UNDER_REQUEST_MODES),
+               ("missing_memory", missing_memory, MISSING_MEMORY_MODES))  # fmt: skip
+    for key, value, modes in choices:
+        if value not in modes:
+            raise ConfigurationError(
+                f"memory_filter: {key} must be one of {', '.join(modes)}, got {str(value)[:60]!r}"
+            )
     if int(machine_nodes) < 1:
         raise ConfigurationError(f"memory_filter: machine_nodes must be >= 1, got {machine_nodes}")
     if not (math.isfinite(largest_node_kb) and largest_node_kb > 0):
@@ -115,6 +138,23 @@ def memory_filter(
             f"memory_filter: largest_node_kb must be positive and finite, got {largest_node_kb}"
         )
     used, requested = pl.col("used_mem_kb"), pl.col("req_mem_kb")
+    filled = {"filled_requested_memory": 0, "filled_used_memory": 0, "filled_requested_time": 0}
+    if missing_memory == "fill":
+        limit = pl.col("req_time_s")
+        filled = {
+            "filled_requested_memory": int(jobs.select((requested <= 0).sum()).item()),
+            "filled_used_memory": int(jobs.select((used <= 0).sum()).item()),
+            "filled_requested_time": int(jobs.select((limit <= 0).sum()).item()),
+        }
+        jobs = jobs.with_columns(
+            pl.when(limit <= 0).then(limit.max()).otherwise(limit).alias("req_time_s"),
+            pl.when(requested <= 0).then(pl.lit(float(largest_node_kb)))
+            .otherwise(requested.cast(pl.Float64)).alias("req_mem_kb"),
+        ).with_columns(
+            pl.when(used <= 0).then(pl.min_horizontal(requested, pl.lit(float(largest_node_kb))))
+            .otherwise(used.cast(pl.Float64))
+            .alias("used_mem_kb")
+        )  # fmt: skip
     under = used > requested
     rules: list[tuple[str, pl.Expr]] = [
         ("removed_no_used_memory", used <= 0),
@@ -144,12 +184,14 @@ def memory_filter(
         )  # fmt: skip
     kept = kept.sort(["submit_s", "job_id"], maintain_order=True)
     report |= {
+        **filled,
         "raised_under_request": raised,
         "capped_request": capped,
         "jobs_out": kept.height,
         "machine_nodes": int(machine_nodes),
         "largest_node_kb": float(largest_node_kb),
         "under_request": under_request,
+        "missing_memory": missing_memory,
     }
     return kept, report
 

@@ -85,6 +85,7 @@ class _Run:
     failed: bool
     nodes: list[int]  # per class, ascending
     decision: _Decision = field(repr=False)
+    expected: float = 0.0  # EASY's expected end: start + est, revised to now + 1 when outlived
 
 
 def naive_simulate_memory(submit_s, procs, run_s, est_s, req_mem_mb, used_mem_mb, user, config):
@@ -109,7 +110,11 @@ def naive_simulate_memory(submit_s, procs, run_s, est_s, req_mem_mb, used_mem_mb
     estimator, scheduler = config.estimator, config.scheduler
     explicit = config.feedback == "explicit"
     raise_ = config.feedback == "implicit-raise"  # (z − t) in place of (t − z)
-    normalised = config.gradient == "normalised"
+    normalised = config.gradient in ("normalised", "standardised")  # memory in units of M
+    standardised = config.gradient == "standardised"
+    seen_x = 0  # decisions whose raw features entered the running moments
+    mean_x = [0.0] * (K + 3)  # per feature but the bias (Welford)
+    m2_x = [0.0] * (K + 3)
     a, b, eta, tau = config.a, config.b, config.eta, config.tau
 
     rng = SplitMix64(config.seed)
@@ -153,6 +158,7 @@ def naive_simulate_memory(submit_s, procs, run_s, est_s, req_mem_mb, used_mem_mb
         return total
 
     def decide(j: int) -> _Decision:
+        nonlocal seen_x
         if failures[j] >= config.max_failures:
             return _Decision(R[j], forced=True)
         if estimator == "none":
@@ -167,6 +173,14 @@ def naive_simulate_memory(submit_s, procs, run_s, est_s, req_mem_mb, used_mem_mb
         x.append(1.0 if total_free == 0 else min(q[j] / total_free, 1.0))
         x.append(math.log1p(R[j]))  # log(1 + R), computed accurately
         x.append(math.log1p(len(queue)))  # L: j is in the queue
+        if standardised:  # the running moments of every decision's raw features, this one included
+            seen_x += 1
+            for i in range(K + 3):
+                delta = x[i] - mean_x[i]
+                mean_x[i] += delta / seen_x
+                m2_x[i] += delta * (x[i] - mean_x[i])
+                sd = math.sqrt(m2_x[i] / seen_x) if m2_x[i] / seen_x > 0 else 0.0
+                x[i] = (x[i] - mean_x[i]) / sd if sd > 0 else 0.0
         x.append(1.0)
         estimate = a * M * math.tanh(b * dot(w, x))
         if estimate <= capacity(q[j]):
@@ -189,7 +203,7 @@ def naive_simulate_memory(submit_s, procs, run_s, est_s, req_mem_mb, used_mem_mb
             memory = d.alloc
         failed = memory < U[j]
         end = now + rng.uniform() * p[j] if failed else now + p[j]
-        run = _Run(len(runs), j, now, end, d.alloc, memory, failed, take, d)
+        run = _Run(len(runs), j, now, end, d.alloc, memory, failed, take, d, now + est[j])
         runs.append(run)
         running.append(run)
         queue.remove(j)
@@ -233,8 +247,7 @@ def naive_simulate_memory(submit_s, procs, run_s, est_s, req_mem_mb, used_mem_mb
         count = eligible(alloc)
         order = []
         for run in running:
-            e = run.start + est[run.job]
-            order.append((now + 1.0 if e <= now else e, run.job, run))
+            order.append((run.expected, run.job, run))
         order.sort(key=lambda item: (item[0], item[1]))
         for e, _, run in order:
             count += sum(run.nodes[c] for c in range(K) if mem[c] >= alloc)
@@ -255,6 +268,9 @@ def naive_simulate_memory(submit_s, procs, run_s, est_s, req_mem_mb, used_mem_mb
         if scheduler == "fcfs":
             return
         assert scheduler == "easy", scheduler
+        for run in running:  # a job waits: outlived runs end one second from now, persistently
+            if run.expected <= now:
+                run.expected = now + 1.0
         s, extra = shadow(d.alloc, q[h], now)
         limit = d.alloc
         for j in list(queue[1:]):

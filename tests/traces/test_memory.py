@@ -59,7 +59,8 @@ def removed(report: dict) -> int:
     ],
 )
 def test_each_rule_removes_and_counts(row: dict, rule: str) -> None:
-    jobs, report = memory_filter(table(OK, row), NODES, largest_node_kb=LARGEST_KB)
+    jobs, report = memory_filter(table(OK, row), NODES, largest_node_kb=LARGEST_KB,
+                                 missing_memory="drop")  # fmt: skip
     assert jobs["job_id"].to_list() == [1]
     assert report[rule] == 1 and removed(report) == 1
     assert report["jobs_in"] == 2 and report["jobs_out"] == 1
@@ -68,9 +69,31 @@ def test_each_rule_removes_and_counts(row: dict, rule: str) -> None:
 def test_a_job_is_counted_under_the_first_rule_only() -> None:
     # no memory at all, the whole machine and no run time: counted once, under rule 1
     row = {"used_mem_kb": -1.0, "req_mem_kb": -1.0, "alloc_procs": NODES, "run_s": 0}
-    _, report = memory_filter(table(row), NODES, largest_node_kb=LARGEST_KB)
+    _, report = memory_filter(table(row), NODES, largest_node_kb=LARGEST_KB,
+                              missing_memory="drop")  # fmt: skip
     assert report["removed_no_used_memory"] == 1 and removed(report) == 1
     assert report["jobs_out"] == 0
+    # filled, the same job is removed as needing the whole machine
+    _, report = memory_filter(table(row), NODES, largest_node_kb=LARGEST_KB)
+    assert report["removed_whole_machine"] == 1 and removed(report) == 1
+
+
+def test_unknown_memory_is_filled_or_dropped() -> None:
+    # no request: a whole node (the largest); no use: the request (capped at the largest node)
+    rows = (OK, {"req_mem_kb": -1.0, "used_mem_kb": 900.0}, {"used_mem_kb": -1.0},
+            {"used_mem_kb": -1.0, "req_mem_kb": -1.0}, {"used_mem_kb": 0.0,
+                                                         "req_mem_kb": 2 * LARGEST_KB})  # fmt: skip
+    filled, report = memory_filter(table(*rows), NODES, largest_node_kb=LARGEST_KB)
+    assert filled["req_mem_kb"].to_list() == [4000.0, LARGEST_KB, 4000.0, LARGEST_KB, LARGEST_KB]
+    assert filled["used_mem_kb"].to_list() == [1000.0, 900.0, 4000.0, LARGEST_KB, LARGEST_KB]
+    assert report["filled_requested_memory"] == 2 and report["filled_used_memory"] == 3
+    assert report["capped_request"] == 1 and report["jobs_out"] == 5 and removed(report) == 0
+    assert report["missing_memory"] == "fill"
+    dropped, report = memory_filter(table(*rows), NODES, largest_node_kb=LARGEST_KB,
+                                    missing_memory="drop")  # fmt: skip
+    assert dropped["job_id"].to_list() == [1]
+    assert report["removed_no_used_memory"] == 3 and report["removed_no_requested_memory"] == 1
+    assert report["filled_requested_memory"] == report["filled_used_memory"] == 0
 
 
 def test_under_requests_are_raised_or_dropped() -> None:
@@ -106,6 +129,7 @@ def test_survivors_are_sorted_and_the_input_untouched() -> None:
     ("kwargs", "message"),
     [
         ({"under_request": "clip"}, "under_request"),
+        ({"missing_memory": "guess"}, "missing_memory must be one of fill, drop"),
         ({"largest_node_kb": 0.0}, "largest_node_kb"),
         ({"largest_node_kb": math.inf}, "largest_node_kb"),
     ],
@@ -119,7 +143,8 @@ def test_filter_errors_name_the_argument(kwargs: dict, message: str) -> None:
 
 
 def test_filter_counts_on_the_bundled_lanl_slice() -> None:
-    jobs, report = memory_filter(read_swf(SLICE).jobs, 1024, largest_node_kb=LARGEST_KB)
+    jobs, report = memory_filter(read_swf(SLICE).jobs, 1024, largest_node_kb=LARGEST_KB,
+                                 missing_memory="drop")  # fmt: skip
     assert report["jobs_in"] == 10_000
     assert report["removed_no_used_memory"] == 1770
     assert report["removed_no_requested_memory"] == 885
@@ -133,15 +158,30 @@ def test_filter_counts_on_the_whole_lanl_log(shared_trace) -> None:
     than they requested; 6 jobs need all 1,024 nodes (3 of them lack a memory field)."""
     raw = read_swf(shared_trace("LANL-CM5.swf.gz")).jobs
     assert raw.filter(pl.col("alloc_procs") >= 1024).height == 6
-    jobs, report = memory_filter(raw, 1024, largest_node_kb=LARGEST_KB)
+    jobs, report = memory_filter(raw, 1024, largest_node_kb=LARGEST_KB, missing_memory="drop")
     assert report["jobs_in"] == 122_060
     assert report["jobs_in"] - report["removed_no_used_memory"] - report[
         "removed_no_requested_memory"] == 94_336  # fmt: skip
     assert report["removed_whole_machine"] == 3 and report["raised_under_request"] == 21_033
     assert report["jobs_out"] == jobs.height == 94_332
-    _, drop = memory_filter(raw, 1024, largest_node_kb=LARGEST_KB, under_request="drop")
+    _, drop = memory_filter(raw, 1024, largest_node_kb=LARGEST_KB, under_request="drop",
+                            missing_memory="drop")
     assert drop["removed_under_request"] == 21_033 and drop["jobs_out"] == 94_332 - 21_033
 
+
+
+def test_filled_whole_log_removes_the_papers_six_jobs(shared_trace) -> None:
+    """missing_memory="fill" keeps almost what the paper keeps: every job but the six that need
+    all 1,024 nodes, three without a processor count and two without a run time (no slowdown
+    can be computed for them)."""
+    raw = read_swf(shared_trace("LANL-CM5.swf.gz")).jobs
+    jobs, report = memory_filter(raw, 1024, largest_node_kb=LARGEST_KB)
+    assert report["removed_whole_machine"] == 6 and report["removed_bad_runtime"] == 2
+    assert report["removed_no_procs"] == 3  # three of the six jobs without any memory field
+    assert removed(report) == 11 and jobs.height == 122_049
+    assert report["filled_requested_memory"] == 11_284 + 6
+    assert report["filled_used_memory"] == 16_434 + 6
+    assert report["filled_requested_time"] == 11_284 + 6
 
 # -- the offered load (eq. 1) ----------------------------------------------------------------
 

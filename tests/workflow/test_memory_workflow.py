@@ -47,12 +47,14 @@ def test_bundled_slices_match_their_checksums() -> None:
 
 def test_filter_report(study: Path) -> None:
     report = json.loads((study / f"{MEMORY}/LANL-CM5-tiny/filter_report.json").read_text())
-    assert report["jobs_in"] == 1500 and report["removed_no_used_memory"] == 446
-    assert report["removed_no_requested_memory"] == 99 and report["raised_under_request"] == 221
-    assert report["jobs_out"] == report["jobs_simulated"] == 955
+    # missing_memory: fill (the default): the jobs without memory fields are kept, filled
+    assert report["jobs_in"] == 1500 and report["removed_no_used_memory"] == 0
+    assert report["filled_used_memory"] == 446 and report["filled_requested_memory"] == 99
+    assert report["removed_no_requested_memory"] == 0 and report["raised_under_request"] == 221
+    assert report["jobs_out"] == report["jobs_simulated"] == 1500
     assert report["provenance"]["step"] == "studies.memory.steps.filter_memory_jobs"
     table = read_csv(study / f"{MEMORY}/tables/filter.csv")
-    assert table["jobs_out"].to_list() == [955]
+    assert table["jobs_out"].to_list() == [1500]
 
 
 def test_runs(study: Path) -> None:
@@ -64,7 +66,7 @@ def test_runs(study: Path) -> None:
     assert set(loads["load"]) == {0.6, 1.0}
     assert ((loads["offered_load"] - loads["load"]).abs() < 1e-9).all()
     assert set(runs.filter(pl.col("kind") == "sweep")["second_memory_mb"]) == {8.0, 32.0}
-    assert (runs["jobs"] == 955).all() and (runs["nodes"] == 1024).all()
+    assert (runs["jobs"] == 1500).all() and (runs["nodes"] == 1024).all()
     # failed runs count in the total utilisation only; the baseline never fails
     assert (runs["utilisation"] <= runs["utilisation_with_waste"] + 1e-12).all()
     base = runs.filter(pl.col("variant") == "none")
@@ -83,13 +85,21 @@ def test_tables_and_figures(study: Path) -> None:
     assert set(paper["paper"].fill_nan(None).drop_nulls().to_list()) == {33.0, 31.0, 0.5}
     assert (paper.filter(pl.col("quantity").str.starts_with("utilisation"))["load"] == 1.0).all()
     assert (study / f"{MEMORY}/tables/paper.md").read_text().startswith("# The paper vs")
-    for name in ("utilisation", "slowdown", "weights", "failures", "memory_sweep"):
+    published = read_csv(study / f"{MEMORY}/tables/published.csv")
+    # the FCFS literal variants: every claim but the filter's once per matching variant
+    assert set(published["variant"].to_list()) == {"perceptron-implicit", "perceptron-explicit", ""}
+    assert published.filter(pl.col("variant") == "")["schedlab"].to_list() == [0.0]
+    gain = published.filter(pl.col("quantity").str.starts_with("effective utilisation gain"))
+    assert sorted(gain["paper"].to_list()) == ["31", "33"] and gain["schedlab"].is_finite().all()
+    assert (study / f"{MEMORY}/tables/published.md").read_text().startswith("# Yom-Tov")
+    for name in ("utilisation", "slowdown", "weights", "failures", "memory_sweep",
+                 "paper_utilisation", "paper_slowdown"):  # fmt: skip
         png = study / f"{MEMORY}/figures/{name}.png"
         assert png.stat().st_size > 10_000, name
         step = '"step": "studies.memory.steps.memory_figure"'
         assert step in png_text(png)["Description"], name
     log = (study / "logs/memory/LANL-CM5-tiny/runs/fcfs/load-1.log").read_text()
-    assert "7 runs of 955 jobs" in log
+    assert "7 runs of 1,500 jobs" in log
 
 
 def test_a_new_load_runs_two_jobs(study: Path, tmp_path: Path) -> None:

@@ -67,9 +67,9 @@ def test_dry_run_plans_the_whole_study(tmp_path: Path, kth_path: Path) -> None:
     # redirection: the weeks, the baseline and 2 shares, the tables, 3 figures
     assert jobs["redirect_weeks"] == 1 and jobs["redirect_simulate"] == 3
     assert jobs["redirect_tables"] == 1 and jobs["redirect_figure"] == 3
-    # memory: the filter, 2 schedulers x (2 loads + 2 second-class sizes), tables, 5 figures
+    # memory: the filter, 2 schedulers x (2 loads + 2 second-class sizes), tables, 7 figures
     assert jobs["memory_filter"] == 1 and jobs["memory_simulate"] == jobs["memory_sweep"] == 4
-    assert jobs["memory_tables"] == 1 and jobs["memory_figure"] == 5
+    assert jobs["memory_tables"] == 1 and jobs["memory_figure"] == 7
     assert not (project / "results").exists()
 
 

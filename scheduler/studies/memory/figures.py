@@ -10,12 +10,15 @@ import polars as pl
 from plotnine import (
     aes,
     facet_grid,
+    facet_wrap,
     geom_errorbar,
     geom_hline,
     geom_line,
     geom_point,
+    geom_segment,
     ggplot,
     scale_colour_manual,
+    scale_linetype_manual,
     scale_x_continuous,
     scale_y_log10,
 )
@@ -25,6 +28,8 @@ from scheduler.studies.common.figures import figure_theme, require_columns, wrap
 
 __all__ = [
     "failures_figure",
+    "paper_slowdown_figure",
+    "paper_utilisation_figure",
     "slowdown_figure",
     "sweep_figure",
     "utilisation_figure",
@@ -186,5 +191,129 @@ def sweep_figure(ratios: pl.DataFrame) -> ggplot:
             x="memory per node of the second class (MB)",
             y="ratio to no estimation",
             colour="estimator",
+        )
+    )
+
+
+# -- the paper's figures, drawn as the paper draws them -----------------------------------------
+
+#: The paper's line styles: without estimation solid, with estimation dotted, total utilisation
+#: (Figure 6) dashed; the published claim as a dash-dot segment.
+_STYLES = {"without estimation": "solid", "with estimation": "dotted",
+           "total utilisation": "dashed", "the paper's claim": "dashdot"}  # fmt: skip
+
+
+def _paper_rows(
+    intervals: pl.DataFrame,
+    panels: dict[str, tuple[tuple[str, str, str], ...]],
+    claims: dict[str, tuple[float, bool]],
+    what: str,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The FCFS load curves of each panel (label -> its curves, each (metric, feedback, style);
+    the baseline drawn once per panel, from the first curve's metric) and, per panel with a
+    claim (label -> (factor, along)), where the paper's claim would put the estimator's curve:
+    ``factor`` times the baseline at every load (``along``) or at the highest load, as a level
+    over the loads. Feedback "implicit" covers implicit-raise."""
+    require_columns(intervals, (*_COLUMNS, "estimator", "feedback"), what)
+    fcfs = intervals.filter((pl.col("kind") == "load") & (pl.col("scheduler") == "fcfs"))
+    if fcfs.filter(pl.col("estimator") == "perceptron").height == 0:
+        raise ConfigurationError(f"{what}: no FCFS perceptron run (memory.schedulers, "
+                                 "memory.estimators)")  # fmt: skip
+    frames, segments = [], []
+    for label, curves in panels.items():
+        for index, (metric, feedback, style) in enumerate(curves):
+            learners = (pl.col("estimator") == "perceptron") & (
+                pl.col("feedback").str.replace("-raise", "") == feedback)  # fmt: skip
+            chosen = learners | (pl.col("variant") == "none") if index == 0 else learners
+            frames.append(fcfs.filter((pl.col("metric") == metric) & chosen).with_columns(
+                pl.lit(label).alias("figure"),
+                pl.when(pl.col("variant") == "none").then(pl.lit("without estimation"))
+                .otherwise(pl.lit(style)).alias("style"),
+            ).to_pandas())  # fmt: skip
+        if label in claims:
+            factor, along = claims[label]
+            base = frames[-len(curves)]
+            base = base[base["variant"] == "none"].sort_values("load")
+            x, y = base["load"].to_numpy(), factor * base["mean"].to_numpy()
+            if not along and len(x):
+                x, y = x[[0, -1]], y[[-1, -1]]
+            segments += [{"figure": label, "x": x[i], "xend": x[i + 1], "y": y[i],
+                          "yend": y[i + 1], "style": "the paper's claim"}
+                         for i in range(len(x) - 1)]  # fmt: skip
+    frame = pd.concat(frames, ignore_index=True)
+    order = list(panels)
+    frame["figure"] = pd.Categorical(frame["figure"], categories=order)
+    frame["series"] = frame["variant"] + " " + frame["style"]
+    segment = pd.DataFrame(segments, columns=["figure", "x", "xend", "y", "yend", "style"])
+    segment["figure"] = pd.Categorical(segment["figure"], categories=order)
+    return frame, segment
+
+
+def _paper_plot(frame: pd.DataFrame, segment: pd.DataFrame) -> ggplot:
+    plot = (
+        ggplot(frame, aes("load", "mean", colour="variant", linetype="style", group="series"))
+        + geom_line()
+        + geom_point(size=1.2)
+        + facet_wrap("figure", scales="free_y", ncol=2)
+        + _variant_scale(frame["variant"])
+        + scale_linetype_manual(values=_STYLES)
+        + figure_theme()
+    )
+    bars = frame[frame["low"].notna() & (frame["high"] > frame["low"])]
+    if len(bars):
+        plot += geom_errorbar(aes(ymin="low", ymax="high"), data=bars, width=0.02)
+    if len(segment):
+        plot += geom_segment(aes(x="x", xend="xend", y="y", yend="yend", linetype="style"),
+                             data=segment, colour="black", inherit_aes=False)  # fmt: skip
+    return plot
+
+
+def paper_utilisation_figure(intervals: pl.DataFrame) -> ggplot:
+    """Figures 4, 5, 6 and 10 of the paper as it draws them (FCFS, against the offered load):
+    effective utilisation with (dotted) and without (solid) estimation, implicit and explicit
+    feedback; effective against total (dashed) utilisation, implicit; failed runs, implicit.
+    The dash-dot segment is the baseline's utilisation at the highest load times the paper's
+    claimed gain (1.33 implicit, 1.31 explicit): where the paper's result would put the
+    estimator's curve at saturation."""
+    effective = ("utilisation", "implicit", "with estimation")
+    panels = {
+        "Fig. 4: effective utilisation, implicit": (effective,),
+        "Fig. 5: effective utilisation, explicit": (("utilisation", "explicit",
+                                                     "with estimation"),),
+        "Fig. 6: effective and total, implicit": (
+            effective, ("utilisation_with_waste", "implicit", "total utilisation")),
+        "Fig. 10: failed runs, implicit": (("failed_runs", "implicit", "with estimation"),),
+    }  # fmt: skip
+    claims = {"Fig. 4: effective utilisation, implicit": (1.33, False),
+              "Fig. 5: effective utilisation, explicit": (1.31, False)}  # fmt: skip
+    frame, segment = _paper_rows(intervals, panels, claims, "paper utilisation figure")
+    return _paper_plot(frame, segment) + wrapped_labs(
+        title="The paper's Figures 4, 5, 6 and 10 redrawn (FCFS)",
+        subtitle="solid: without estimation; dotted: with; dashed: total utilisation (failed "
+        "runs included); dash-dot: the paper's claimed gain applied to the baseline at "
+        "the highest load",
+        x="offered load (eq. 1)", y="value", colour="estimator", linetype="",
+    )  # fmt: skip
+
+
+def paper_slowdown_figure(intervals: pl.DataFrame) -> ggplot:
+    """Figures 7 and 8 of the paper as it draws them (FCFS): mean slowdown (eq. 2) against the
+    offered load with (dotted) and without (solid) estimation, log scale. The dash-dot
+    line is half the baseline's slowdown at every load (the paper: halved over most loads)."""
+    panels = {
+        "Fig. 7: slowdown, implicit": (("avg_stretch", "implicit", "with estimation"),),
+        "Fig. 8: slowdown, explicit": (("avg_stretch", "explicit", "with estimation"),),
+    }
+    claims = dict.fromkeys(panels, (0.5, True))
+    frame, segment = _paper_rows(intervals, panels, claims, "paper slowdown figure")
+    return (
+        _paper_plot(frame, segment)
+        + scale_y_log10()
+        + wrapped_labs(
+            title="The paper's Figures 7 and 8 redrawn (FCFS)",
+            subtitle="mean slowdown (W + T)/T; solid: without estimation; dotted: with; "
+            "dash-dot: half the baseline's slowdown (the paper: halved over most loads)",
+            x="offered load (eq. 1)", y="mean slowdown (log scale)", colour="estimator",
+            linetype="",
         )
     )

@@ -126,6 +126,7 @@ class MemoryPlan:
     sweep_load: float
     saturation_load: float
     under_request: str
+    missing_memory: str
     memory_limit: str
     max_failures: int
     confidence: float
@@ -247,6 +248,8 @@ class MemoryPlan:
         names = ["utilisation", "slowdown", "failures"]
         if any(v.estimator == "perceptron" for v in self.variants):
             names.append("weights")
+            if "fcfs" in self.schedulers:  # the paper's figures: FCFS with the perceptron
+                names += ["paper_utilisation", "paper_slowdown"]
         if self.sweep_memory_mb and len(self.variants) > 1:
             names.append("memory_sweep")
         return tuple(names)
@@ -267,6 +270,11 @@ class MemoryPlan:
                 files.table("paper.csv"), "paper.rst", {"table": "the paper vs schedlab"}
             ),
             "paper_md_path": files.table("paper.md"),
+            "published_csv_path": Reported(
+                files.table("published.csv"), "published.rst",
+                {"table": "every claim of the paper beside schedlab"},
+            ),
+            "published_md_path": files.table("published.md"),
             "filter_csv_path": Reported(
                 files.table("filter.csv"), "filter.rst", {"table": "memory filter counts"}
             ),
@@ -287,6 +295,7 @@ class MemoryPlan:
             "machine_nodes": self.machine_nodes,
             "largest_node_kb": self.largest_node_kb,
             "under_request": self.under_request,
+            "missing_memory": self.missing_memory,
             "slice_jobs": self.slice_jobs,
         }
 
@@ -317,7 +326,8 @@ class MemoryPlan:
 
     def tables_settings(self, wildcards: Any = None) -> dict[str, Any]:
         """``memory_tables``."""
-        return {"confidence": self.confidence, "saturation_load": self.saturation_load}
+        return {"confidence": self.confidence, "saturation_load": self.saturation_load,
+                "class_memory_mb": list(self.class_memory_mb)}  # fmt: skip
 
     def figure_settings(self, wildcards: Any) -> dict[str, Any]:
         """``memory_figure``."""
@@ -389,6 +399,7 @@ def memory_plan(config: Mapping[str, Any]) -> MemoryPlan:
         class_memory_mb=class_memory_mb, loads=loads, schedulers=schedulers,
         variants=variants, seeds=seeds, sweep_memory_mb=sizes, sweep_load=sweep_load,
         saturation_load=saturation_load, under_request=section["under_request"],
+        missing_memory=section["missing_memory"],
         memory_limit=section["memory_limit"], max_failures=section["max_failures"],
         confidence=section["confidence"], sweep_schedulers=sweep_schedulers,
     )  # fmt: skip

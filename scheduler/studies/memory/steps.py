@@ -20,6 +20,7 @@ from scheduler.core.steps import (
 )
 from scheduler.sim.memory import MemoryConfig, memory_jobs, simulate_memory
 from scheduler.studies.memory.plan import parse_variant
+from scheduler.studies.memory.published import published_table
 from scheduler.studies.memory.stats import (
     baseline_ratios,
     paper_table,
@@ -43,7 +44,8 @@ __all__ = [
 ]
 
 #: The study's figures (one Snakemake job each).
-FIGURES = ("utilisation", "slowdown", "weights", "failures", "memory_sweep")
+FIGURES = ("utilisation", "slowdown", "weights", "failures", "memory_sweep",
+           "paper_utilisation", "paper_slowdown")  # fmt: skip
 
 
 @workflow_step
@@ -56,6 +58,7 @@ def filter_memory_jobs(
     machine_nodes: int,
     largest_node_kb: float,
     under_request: str,
+    missing_memory: str,
     slice_jobs: int | None,
     ctx: StepContext,
 ) -> None:
@@ -65,7 +68,8 @@ def filter_memory_jobs(
     slice)."""
     raw = read_swf(swf_path, machine_procs=machine_nodes)
     jobs, report = memory_filter(raw.jobs, machine_nodes, largest_node_kb=largest_node_kb,
-                                 under_request=under_request)  # type: ignore[arg-type]  # fmt: skip
+                                 under_request=under_request,  # type: ignore[arg-type]
+                                 missing_memory=missing_memory)  # type: ignore[arg-type]  # fmt: skip
     sliced_off = 0
     if slice_jobs is not None and jobs.height > slice_jobs:
         sliced_off = jobs.height - slice_jobs
@@ -73,14 +77,16 @@ def filter_memory_jobs(
     if jobs.height < 2:
         raise ConfigurationError(
             f"{trace}: {jobs.height} job(s) left after the memory filter; the study needs "
-            "at least two (see memory.under_request and memory.slice)"
+            "at least two (see memory.missing_memory, memory.under_request and memory.slice)"
         )
     report |= {"trace": trace, "sliced_off": sliced_off, "jobs_simulated": jobs.height}
     record = ctx.record()
     write_parquet(jobs, jobs_path, record, procs_metadata(machine_nodes))
     write_json(report, report_path, record)
     removed = ", ".join(f"{label} {report[name]:,}" for name, label in MEMORY_REMOVAL_RULES)
-    ctx.log(f"{trace}: {report['jobs_in']:,} jobs in; removed: {removed}; "
+    ctx.log(f"{trace}: {report['jobs_in']:,} jobs in; "
+            f"{report['filled_requested_memory']:,} unknown requests and "
+            f"{report['filled_used_memory']:,} unknown uses filled; removed: {removed}; "
             f"{report['raised_under_request']:,} requests raised to the used memory; "
             f"{report['jobs_out']:,} kept, {jobs.height:,} simulated")  # fmt: skip
 
@@ -159,15 +165,20 @@ def memory_tables(
     summary_md_path: str,
     paper_csv_path: str,
     paper_md_path: str,
+    published_csv_path: str,
+    published_md_path: str,
     filter_csv_path: str,
     *,
     confidence: float,
     saturation_load: float,
+    class_memory_mb: Sequence[float],
     ctx: StepContext,
 ) -> None:
     """Gather every run; intervals over seeds (:func:`seed_intervals`), ratios to the baseline
     (:func:`baseline_ratios`), the summary per (log, scheduler, variant, load), the "paper vs
-    schedlab" table at ``saturation_load`` and the filter counts of each log."""
+    schedlab" table at ``saturation_load``, every claim of the paper beside schedlab's value
+    (:func:`~scheduler.studies.memory.published.published_table`) and the filter counts of
+    each log."""
     import json
 
     from scheduler.studies.common.tables import markdown_table
@@ -184,6 +195,8 @@ def memory_tables(
         content.pop("provenance", None)
         reports.append(content)
     filters = pl.DataFrame(reports)
+    published = published_table(ratios, intervals, reports, saturation_load=saturation_load,
+                                class_memory_mb=class_memory_mb)  # fmt: skip
     record = ctx.record()
     write_parquet(runs, runs_path, record)
     write_parquet(intervals, intervals_path, record)
@@ -195,6 +208,9 @@ def memory_tables(
     write_csv(paper, paper_csv_path, record)
     write_markdown(f"# The paper vs schedlab (saturation: offered load {saturation_load:g})"
                    "\n\n" + markdown_table(paper), paper_md_path, record)  # fmt: skip
+    write_csv(published, published_csv_path, record)
+    write_markdown("# Yom-Tov & Aridor (JSSPP 2007) beside schedlab (FCFS)\n\n"
+                   + markdown_table(published), published_md_path, record)  # fmt: skip
     write_csv(filters, filter_csv_path, record)
     ctx.log(f"{runs.height} runs, {intervals.height} intervals, {ratios.height} ratios")
 
@@ -225,6 +241,10 @@ def memory_figure(
         plot = figures.failures_figure(intervals)
     elif figure == "memory_sweep":
         plot = figures.sweep_figure(ratios)
+    elif figure == "paper_utilisation":
+        plot = figures.paper_utilisation_figure(intervals)
+    elif figure == "paper_slowdown":
+        plot = figures.paper_slowdown_figure(intervals)
     else:
         raise ConfigurationError(f"unknown memory figure {figure!r}; known: {FIGURES}")
     save_figure(plot, png_path, pdf_path, provenance=flat_record(ctx.record()), width_in=8.0,

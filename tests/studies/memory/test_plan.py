@@ -34,8 +34,8 @@ def test_default_tiny_and_full_configs() -> None:
     assert plan.loads == (0.5, 0.8, 1.1) and plan.saturation_load == plan.sweep_load == 1.1
     assert plan.schedulers == ("fcfs", "easy") and plan.seeds == (0,)
     assert plan.variant_labels == ("none", "perceptron-implicit", "perceptron-explicit",
-                                   "perceptron-implicit-raise-normalised",
-                                   "perceptron-explicit-normalised", "history")  # fmt: skip
+                                   "perceptron-implicit-raise-standardised",
+                                   "perceptron-explicit-standardised", "history")  # fmt: skip
     assert plan.sweep_labels == ("4", "16", "24", "32")
     tiny = memory_plan(_config("config.yaml", "tiny.yaml"))
     assert tiny.trace_names == ("LANL-CM5-tiny",) and len(tiny.loads) == 2
@@ -48,6 +48,12 @@ def test_default_tiny_and_full_configs() -> None:
     # the paper's sweep is FCFS; both schedulers run the load sweep
     assert full.schedulers == ("fcfs", "easy") and full.sweep_schedulers == ("fcfs",)
     assert memory_plan(_config("config.yaml")).sweep_schedulers == ("fcfs", "easy")
+    assert plan.missing_memory == "fill" and full.missing_memory == "drop"
+    paper = memory_plan(_config("config.yaml", "memory-paper.yaml"))
+    assert paper.schedulers == ("fcfs",) and paper.loads[0] == 0.2 and len(paper.loads) == 11
+    assert {v.gradient for v in paper.variants if v.estimator == "perceptron"} == {
+        "literal", "standardised"}  # fmt: skip
+    assert "paper_utilisation" in paper.figure_names() and "memory_sweep" in paper.figure_names()
 
 
 def test_variants() -> None:
@@ -56,6 +62,9 @@ def test_variants() -> None:
         "perceptron-explicit", "perceptron", "explicit"
     )
     assert parse_variant("perceptron-explicit").gradient == "literal"
+    assert parse_variant("perceptron-implicit-raise-standardised") == Variant(
+        "perceptron-implicit-raise-standardised", "perceptron", "implicit-raise", "standardised"
+    )
     assert parse_variant("perceptron-explicit-normalised") == Variant(
         "perceptron-explicit-normalised", "perceptron", "explicit", "normalised"
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import polars as pl
 import pytest
 from scipy import stats as scipy_stats
@@ -170,6 +171,46 @@ def test_weights_and_sweep_figures(runs: pl.DataFrame) -> None:
         figures.weights_figure(without)
     with pytest.raises(ConfigurationError, match="no sweep run"):
         figures.sweep_figure(baseline_ratios(runs.filter(pl.col("kind") == "load")))
+
+
+def _segments(plot) -> pd.DataFrame:
+    return next(layer.geom.data for layer in plot.layers
+                if type(layer.geom).__name__ == "geom_segment")  # fmt: skip
+
+
+def test_paper_figures_are_drawn_as_the_paper_draws_them(runs: pl.DataFrame) -> None:
+    intervals = seed_intervals(runs)
+    plot = figures.paper_utilisation_figure(intervals)
+    data = plot.data
+    assert list(data["figure"].cat.categories) == [
+        "Fig. 4: effective utilisation, implicit", "Fig. 5: effective utilisation, explicit",
+        "Fig. 6: effective and total, implicit", "Fig. 10: failed runs, implicit"]  # fmt: skip
+    assert set(data["scheduler"]) == {"fcfs"} and "history" not in set(data["variant"])
+    fig4 = data[data["figure"] == "Fig. 4: effective utilisation, implicit"]
+    assert set(fig4["variant"]) == {"none", "perceptron-implicit"}
+    assert set(fig4["style"]) == {"without estimation", "with estimation"}
+    fig6 = data[data["figure"] == "Fig. 6: effective and total, implicit"]
+    assert set(fig6["metric"]) == {"utilisation", "utilisation_with_waste"}
+    assert set(fig6[fig6["variant"] == "none"]["metric"]) == {"utilisation"}
+    # the claim: 1.33 x the baseline's utilisation at the highest load, over the loads
+    base = intervals.filter((pl.col("variant") == "none") & (pl.col("kind") == "load")
+                            & (pl.col("scheduler") == "fcfs") & (pl.col("load") == max(LOADS))
+                            & (pl.col("metric") == "utilisation"))["mean"][0]  # fmt: skip
+    segment = _segments(plot)
+    level = segment[segment["figure"] == "Fig. 4: effective utilisation, implicit"]
+    assert level[["y", "yend"]].to_numpy().ravel() == pytest.approx([1.33 * base] * 2)
+    assert level[["x", "xend"]].to_numpy().ravel().tolist() == [min(LOADS), max(LOADS)]
+    slowdown = figures.paper_slowdown_figure(intervals)
+    assert "log" in slowdown.labels.y and set(slowdown.data["metric"]) == {"avg_stretch"}
+    halved = _segments(slowdown)
+    halved = halved[halved["figure"] == "Fig. 7: slowdown, implicit"]
+    want = intervals.filter((pl.col("variant") == "none") & (pl.col("kind") == "load")
+                            & (pl.col("scheduler") == "fcfs")
+                            & (pl.col("metric") == "avg_stretch")).sort("load")["mean"]  # fmt: skip
+    assert halved["y"].iloc[0] == pytest.approx(0.5 * want[0])
+    assert halved["yend"].iloc[-1] == pytest.approx(0.5 * want[-1])
+    with pytest.raises(ConfigurationError, match="no FCFS perceptron run"):
+        figures.paper_slowdown_figure(seed_intervals(runs.filter(pl.col("scheduler") == "easy")))
 
 
 def test_several_logs_get_their_own_panels(runs: pl.DataFrame) -> None:
