@@ -42,6 +42,7 @@ __all__ = [
     "MEMORY_JOB_COLUMNS",
     "MEMORY_LIMITS",
     "MEMORY_SCHEDULERS",
+    "PAPER_FEEDBACK",
     "MemoryArrays",
     "MemoryConfig",
     "MemoryResult",
@@ -69,6 +70,11 @@ MEMORY_SCHEDULERS: tuple[str, ...] = ("fcfs", "easy")
 #: Feedback of the perceptron: success/failure only (as published, or with the sign that raises
 #: the estimate after a failure), or the used memory.
 MEMORY_FEEDBACKS: tuple[str, ...] = ("implicit", "explicit", "implicit-raise")
+#: The feedback of Algorithm 1 each of :data:`MEMORY_FEEDBACKS` is (implicit-raise is implicit
+#: feedback with the update's sign reversed).
+PAPER_FEEDBACK: dict[str, str] = {
+    "implicit": "implicit", "explicit": "explicit", "implicit-raise": "implicit",
+}  # fmt: skip
 _FEEDBACK_CODES = {
     "implicit": mk.FB_IMPLICIT, "explicit": mk.FB_EXPLICIT, "implicit-raise": mk.FB_IMPLICIT_RAISE,
 }  # fmt: skip

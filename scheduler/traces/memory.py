@@ -14,11 +14,11 @@ that removes it (``jobs_in - removed == jobs_out``):
    requested memory (``req_mem_kb <= 0``: the user stated none) becomes ``largest_node_kb`` (a
    whole node, what every job got on the original machine; counted in
    ``filled_requested_memory``), then an unknown used memory becomes the request, at most
-   ``largest_node_kb`` (the job is
-   taken to need all it asked for: an estimate below it fails the job; counted in
-   ``filled_used_memory``), and an unknown requested time becomes the log's largest requested
-   time (a job without a limit may run as long as any; only EASY reads it; counted in
-   ``filled_requested_time``), so rules 1, 2 and 6 remove nothing; with ``"drop"`` they apply:
+   ``largest_node_kb`` (the job is taken to need all it asked for: an estimate below it fails
+   the job; counted in ``filled_used_memory``), and an unknown requested time becomes the log's
+   largest requested time (a job without a limit may run as long as any; only EASY reads it;
+   counted in ``filled_requested_time``), so rules 1, 2 and 6 remove nothing; with ``"drop"``
+   they apply:
 1. ``removed_no_used_memory``: used memory unknown (``used_mem_kb <= 0``);
 2. ``removed_no_requested_memory``: requested memory unknown (``req_mem_kb <= 0``);
 3. ``removed_no_procs``: no processor count (``used_procs() <= 0``);
@@ -106,7 +106,8 @@ def memory_filter(
         ``"raise"`` (a request below the used memory is set to the used memory) or ``"drop"``.
     missing_memory
         ``"fill"`` (an unknown request becomes ``largest_node_kb``, an unknown used memory the
-        request) or ``"drop"`` (such jobs are removed).
+        request, an unknown requested time the log's largest) or ``"drop"`` (such jobs are
+        removed).
 
     Returns
     -------
@@ -114,9 +115,9 @@ def memory_filter(
         The survivors, sorted by (``submit_s``, ``job_id``).
     report : dict
         ``jobs_in``, ``jobs_out``, every count of :data:`MEMORY_REMOVAL_RULES`,
-        ``filled_requested_memory``, ``filled_used_memory``, ``raised_under_request``,
-        ``capped_request`` and the arguments (``machine_nodes``, ``largest_node_kb``,
-        ``under_request``, ``missing_memory``).
+        ``filled_requested_memory``, ``filled_used_memory``, ``filled_requested_time``,
+        ``raised_under_request``, ``capped_request`` and the arguments (``machine_nodes``,
+        ``largest_node_kb``, ``under_request``, ``missing_memory``).
 
     Raises
     ------
@@ -141,11 +142,12 @@ def memory_filter(
     filled = {"filled_requested_memory": 0, "filled_used_memory": 0, "filled_requested_time": 0}
     if missing_memory == "fill":
         limit = pl.col("req_time_s")
-        filled = {
-            "filled_requested_memory": int(jobs.select((requested <= 0).sum()).item()),
-            "filled_used_memory": int(jobs.select((used <= 0).sum()).item()),
-            "filled_requested_time": int(jobs.select((limit <= 0).sum()).item()),
-        }
+        counts = jobs.select(
+            (requested <= 0).sum().alias("filled_requested_memory"),
+            (used <= 0).sum().alias("filled_used_memory"),
+            (limit <= 0).sum().alias("filled_requested_time"),
+        ).row(0, named=True)
+        filled = {name: int(count) for name, count in counts.items()}
         jobs = jobs.with_columns(
             pl.when(limit <= 0).then(limit.max()).otherwise(limit).alias("req_time_s"),
             pl.when(requested <= 0).then(pl.lit(float(largest_node_kb)))

@@ -24,6 +24,7 @@ from plotnine import (
 )
 
 from scheduler.core.errors import ConfigurationError
+from scheduler.sim.memory import PAPER_FEEDBACK
 from scheduler.studies.common.figures import figure_theme, require_columns, wrapped_labs
 
 __all__ = [
@@ -219,21 +220,22 @@ def _paper_rows(
     if fcfs.filter(pl.col("estimator") == "perceptron").height == 0:
         raise ConfigurationError(f"{what}: no FCFS perceptron run (memory.schedulers, "
                                  "memory.estimators)")  # fmt: skip
+    paper_feedback = pl.col("feedback").replace_strict(PAPER_FEEDBACK, default="")
     frames, segments = [], []
     for label, curves in panels.items():
+        panel = []
         for index, (metric, feedback, style) in enumerate(curves):
-            learners = (pl.col("estimator") == "perceptron") & (
-                pl.col("feedback").str.replace("-raise", "") == feedback)  # fmt: skip
+            learners = (pl.col("estimator") == "perceptron") & (paper_feedback == feedback)
             chosen = learners | (pl.col("variant") == "none") if index == 0 else learners
-            frames.append(fcfs.filter((pl.col("metric") == metric) & chosen).with_columns(
+            panel.append(fcfs.filter((pl.col("metric") == metric) & chosen).with_columns(
                 pl.lit(label).alias("figure"),
                 pl.when(pl.col("variant") == "none").then(pl.lit("without estimation"))
                 .otherwise(pl.lit(style)).alias("style"),
             ).to_pandas())  # fmt: skip
+        frames += panel
         if label in claims:
             factor, along = claims[label]
-            base = frames[-len(curves)]
-            base = base[base["variant"] == "none"].sort_values("load")
+            base = panel[0][panel[0]["variant"] == "none"].sort_values("load")
             x, y = base["load"].to_numpy(), factor * base["mean"].to_numpy()
             if not along and len(x):
                 x, y = x[[0, -1]], y[[-1, -1]]

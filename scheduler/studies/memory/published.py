@@ -22,6 +22,8 @@ import numpy as np
 import polars as pl
 import yaml
 
+from scheduler.sim.memory import PAPER_FEEDBACK
+
 __all__ = ["QUANTITIES", "published_claims", "published_table"]
 
 _PATH = Path(__file__).with_name("published.yaml")
@@ -57,11 +59,29 @@ def published_claims() -> tuple[dict[str, Any], ...]:
 
 
 def _feedback_matches(claim: str, feedback: str) -> bool:
-    return claim == "both" or feedback.removesuffix("-raise") == claim
+    return claim == "both" or PAPER_FEEDBACK[feedback] == claim
 
 
-def _mean(frame: pl.DataFrame, metric: str) -> pl.DataFrame:
+def _metric(frame: pl.DataFrame, metric: str) -> pl.DataFrame:
+    """The rows of one metric, by load and second-class memory."""
     return frame.filter(pl.col("metric") == metric).sort("load", "second_memory_mb")
+
+
+def _point(frame: pl.DataFrame, row: int = 0) -> tuple[float, float, float]:
+    """(mean, low, high) of one row."""
+    return float(frame["mean"][row]), float(frame["low"][row]), float(frame["high"][row])
+
+
+def _gain(ratios: pl.DataFrame, variant: str, load: float) -> tuple[float, float, float] | None:
+    """A variant's effective utilisation gain at ``load``, % (mean, low, high), or None."""
+    at = _metric(
+        ratios.filter((pl.col("kind") == "load") & (pl.col("variant") == variant)),
+        "utilisation_ratio",
+    ).filter((pl.col("load") - load).abs() < 1e-9)
+    if at.height == 0:
+        return None
+    mean, low, high = _point(at)
+    return 100.0 * (mean - 1.0), 100.0 * (low - 1.0), 100.0 * (high - 1.0)
 
 
 def _weight_column(feature: int, memories: Sequence[float]) -> str:
@@ -110,39 +130,32 @@ def _variant_values(
     quantity = claim["quantity"]
     loads = ratios.filter((pl.col("kind") == "load") & (pl.col("variant") == variant))
     sweep = ratios.filter((pl.col("kind") == "sweep") & (pl.col("variant") == variant))
-    stretch = _mean(loads, "avg_stretch_ratio")
+    stretch = _metric(loads, "avg_stretch_ratio")
     if quantity in ("utilisation_gain_pct", "feedback_gap_pct"):
-        at = _mean(loads, "utilisation_ratio").filter(
-            (pl.col("load") - saturation_load).abs() < 1e-9
-        )
-        if at.height == 0:
+        gain = _gain(ratios, variant, saturation_load)
+        if gain is None:
             return nan, nan, nan, ""
-        gain = [100.0 * (float(at[c][0]) - 1.0) for c in ("mean", "low", "high")]
         if quantity == "utilisation_gain_pct":
-            return gain[0], gain[1], gain[2], f"load {saturation_load:g}"
+            return (*gain, f"load {saturation_load:g}")
         other = explicit_of.get(variant)
         if other is None:
             return nan, nan, nan, "no explicit variant of the same reading"
-        other_at = _mean(
-            ratios.filter((pl.col("kind") == "load") & (pl.col("variant") == other)),
-            "utilisation_ratio",
-        ).filter((pl.col("load") - saturation_load).abs() < 1e-9)
-        if other_at.height == 0:
+        other_gain = _gain(ratios, other, saturation_load)
+        if other_gain is None:
             return nan, nan, nan, ""
-        return abs(gain[0] - 100.0 * (float(other_at["mean"][0]) - 1.0)), nan, nan, f"vs {other}"
+        return abs(gain[0] - other_gain[0]), nan, nan, f"vs {other}"
     if quantity == "slowdown_ratio_median":
         return (float(stretch["mean"].median()), nan, nan, f"{stretch.height} loads")
     if quantity == "slowdown_ratio_max":
         if stretch.height == 0:
             return nan, nan, nan, ""
         worst = int(stretch["mean"].arg_max())
-        return (float(stretch["mean"][worst]), float(stretch["low"][worst]),
-                float(stretch["high"][worst]), f"at load {stretch['load'][worst]:g}")  # fmt: skip
+        return (*_point(stretch, worst), f"at load {stretch['load'][worst]:g}")
     if quantity == "slowdown_ratio_at_half":
         at = stretch.filter((pl.col("load") - 0.5).abs() < 1e-9)
         if at.height == 0:
             return nan, nan, nan, "load 0.5 not run"
-        return float(at["mean"][0]), float(at["low"][0]), float(at["high"][0]), ""
+        return (*_point(at), "")
     if quantity in ("weight_slope", "failures_slope"):
         column = ("failed_runs" if quantity == "failures_slope" else
                   _weight_column(int(claim["feature"]), memories))  # fmt: skip
@@ -152,7 +165,7 @@ def _variant_values(
         ).sort("load")  # fmt: skip
         slope, r2 = _slope(weights["load"].to_numpy(), weights["mean"].to_numpy())
         return slope, nan, nan, f"{column}, R² {r2:.2f}" if not math.isnan(r2) else column
-    utilisation = _mean(sweep, "utilisation_ratio")
+    utilisation = _metric(sweep, "utilisation_ratio")
     if utilisation.height == 0:
         return nan, nan, nan, "no sweep"
     if quantity == "sweep_best_mb":
@@ -163,13 +176,12 @@ def _variant_values(
         at = utilisation.filter(pl.col("second_memory_mb") == max(memories))
         if at.height == 0:
             return nan, nan, nan, f"{max(memories):g} MB not in the sweep"
-        return float(at["mean"][0]), float(at["low"][0]), float(at["high"][0]), ""
+        return (*_point(at), "")
     small = utilisation.filter(pl.col("second_memory_mb") < _SMALL_MB)
     if small.height == 0:
         return nan, nan, nan, f"no size below {_SMALL_MB:g} MB"
     worst = int(small["mean"].arg_min())
-    return (float(small["mean"][worst]), float(small["low"][worst]), float(small["high"][worst]),
-            f"at {small['second_memory_mb'][worst]:g} MB")  # fmt: skip
+    return (*_point(small, worst), f"at {small['second_memory_mb'][worst]:g} MB")
 
 
 def published_table(
