@@ -148,6 +148,8 @@ def _message(error: Any) -> str:
             f"known: {known}"
     if kind == "required":
         return f"missing key(s): {', '.join(map(repr, value))}"
+    if kind == "maxLength":
+        return f"{str(got)[:24]!r}... has {len(got)} characters, more than {value}"
     if kind == "pattern":
         return f"{got!r} does not match {value!r}"
     return str(error.message)

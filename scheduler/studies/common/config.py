@@ -19,11 +19,14 @@ from scheduler.core.units import parse_duration
 from scheduler.policies import POLICIES
 
 __all__ = [
+    "MAX_SIMULATIONS",
     "MAX_SIMULATION_JOBS",
+    "MAX_TRIALS",
     "NUMBER_LABEL_PATTERN",
     "Threshold",
     "TraceEntry",
     "catalogue_entries",
+    "check_plan_size",
     "confidence_level",
     "config_flag",
     "duration_problem",
@@ -40,10 +43,33 @@ _NUMBER_WITH_UNIT = re.compile(r"^[0-9.eE+-]+\s*(s|m|h|d|w)$")
 
 #: Most jobs one study may plan per trace (Snakemake's dry run grows with them, silently).
 MAX_SIMULATION_JOBS = 500_000
+#: Most simulated schedules one study may plan per trace (a memory run of the whole log, a
+#: learned study's trial of one tuple...): a plan above it stops before any work.
+MAX_SIMULATIONS = 1_000_000
+#: Most trials (simulations of one small tuple of jobs: the learned study's) one plan may ask.
+MAX_TRIALS = 100_000_000_000
 
 
 #: What :func:`number_label` writes (the wildcard constraint of a number in a file name).
 NUMBER_LABEL_PATTERN = r"[0-9][0-9.e+]*(e-[0-9]+)?"
+
+
+def check_plan_size(count: int, what: str, keys: str, cap: int = MAX_SIMULATIONS) -> None:
+    """Stop a plan of more than ``cap`` ``what`` per trace before any work.
+
+    ``keys`` names the config keys whose product ``count`` is (``"memory.seeds x
+    memory.loads"``); the message says how many were asked and the most allowed.
+
+    Raises
+    ------
+    ConfigurationError
+        ``count > cap``.
+    """
+    if count > cap:
+        raise ConfigurationError(
+            f"config {keys}: the plan asks for {count:,} {what} per trace, more than the "
+            f"{cap:,} a study may plan; lower these keys"
+        )
 
 
 def number_label(value: float) -> str:
@@ -146,10 +172,6 @@ def catalogue_entries(
             known = ", ".join(sorted(catalogue)) or "none"
             raise ConfigurationError(
                 f"config {key}: unknown trace {name!r}; the catalogue (traces:) has {known}"
-            )
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
-            raise ConfigurationError(
-                f"config traces: name {name!r} must use letters, digits, '.', '_' or '-' only"
             )
         item = catalogue[name]
         entries.append(

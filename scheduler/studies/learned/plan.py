@@ -9,14 +9,24 @@ size, written ``model-<processors>`` (e.g. ``model-256``, ``model-1024``).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
+from scheduler.core.config_schema import load_schema
 from scheduler.core.errors import ConfigurationError
 from scheduler.policies.learned import register_learned
-from scheduler.studies.common.config import TraceEntry, catalogue_entries, policy_list
+from scheduler.studies.common.config import (
+    MAX_SIMULATION_JOBS,
+    MAX_TRIALS,
+    TraceEntry,
+    catalogue_entries,
+    check_plan_size,
+    policy_list,
+)
 from scheduler.studies.common.paths import Reported, StudyFiles, output_paths, trace_file
 
 __all__ = [
@@ -317,6 +327,12 @@ def learned_setup(config: Mapping[str, Any]) -> list[tuple[Callable[..., Any], t
     ]
 
 
+def _model_procs_bounds() -> tuple[int, int]:
+    """The machine sizes the workload model takes: the schema's bounds of ``model_procs``."""
+    node = load_schema(Path(__file__).with_name("config.schema.yaml"))["properties"]
+    return node["model_procs"]["minimum"], node["model_procs"]["maximum"]
+
+
 def _workloads(config: Mapping[str, Any], evaluation: Mapping[str, Any]) -> tuple[Workload, ...]:
     names = list(evaluation["workloads"])
     sizes = evaluation["machine_procs"]
@@ -332,9 +348,11 @@ def _workloads(config: Mapping[str, Any], evaluation: Mapping[str, Any]) -> tupl
         skip = tuple(sorted(skipped.get(name) or ()))
         procs = model_workload(name)
         if procs is not None:
-            if not 1 <= procs <= 1_000_000:
+            low, high = _model_procs_bounds()
+            if not low <= procs <= high:
                 raise ConfigurationError(
-                    f"config learned.evaluation.workloads: {name!r}: 1..1000000 processors"
+                    f"config learned.evaluation.workloads: {name!r}: the model's machine has "
+                    f"{low:,} to {high:,} processors (the bounds of learned.model_procs)"
                 )
             workloads.append(
                 Workload(name, model_procs=procs, machine_procs=procs, skipped_sequences=skip)
@@ -377,6 +395,13 @@ def learned_plan(config: Mapping[str, Any]) -> LearnedPlan:
         raise ConfigurationError(
             f"config learned.convergence.trials: give increasing trial counts, got {list(counts)}"
         )
+    tuples, trials = section["tuples"], section["trials"]
+    check_plan_size(math.ceil(tuples / section["tuples_per_job"]), "trial jobs",
+                    "learned.tuples / learned.tuples_per_job", MAX_SIMULATION_JOBS)  # fmt: skip
+    check_plan_size(tuples * trials, "trials", "learned.tuples x learned.trials", MAX_TRIALS)
+    check_plan_size(sum(counts) * convergence["repetitions"], "trials",
+                    "learned.convergence.trials x learned.convergence.repetitions",
+                    MAX_TRIALS)  # fmt: skip
     return LearnedPlan(
         seed=whole["seed"],
         model_procs=section["model_procs"],

@@ -30,6 +30,7 @@ from scheduler.studies.common.config import (
     NUMBER_LABEL_PATTERN,
     TraceEntry,
     catalogue_entries,
+    check_plan_size,
     number_label,
 )
 from scheduler.studies.common.paths import Reported, StudyFiles, output_paths, trace_file
@@ -394,6 +395,11 @@ def memory_plan(config: Mapping[str, Any]) -> MemoryPlan:
     schedulers = tuple(section["schedulers"])
     sweep_schedulers = tuple(sweep["schedulers"]) or schedulers
     _subset(sweep_schedulers, schedulers, "memory.memory_sweep.schedulers", "memory.schedulers")
+    batches = len(schedulers) * len(loads) + len(sweep_schedulers) * len(sizes)
+    runs = sum(len(seeds) if v.random else 1 for v in variants)
+    check_plan_size(batches * runs, "simulations of the whole log", "memory.seeds x "
+                    "memory.estimators x (memory.schedulers x memory.loads + "
+                    "memory.memory_sweep.schedulers x memory.memory_sweep.sizes_mb)")  # fmt: skip
     return MemoryPlan(
         traces=traces, slice_jobs=section["slice"], class_nodes=class_nodes,
         class_memory_mb=class_memory_mb, loads=loads, schedulers=schedulers,

@@ -25,6 +25,7 @@ from scheduler.studies.common.config import (
     Threshold,
     TraceEntry,
     catalogue_entries,
+    check_plan_size,
     duration_problem,
     policy_list,
     require_in,
@@ -397,11 +398,9 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
         )
     replicas = online["replicas"]
     jobs = replicas * sum(len(strategy.periods) for strategy in strategies)
-    if jobs > MAX_SIMULATION_JOBS:
-        raise ConfigurationError(
-            f"config online.replicas: {jobs:,} live runs per trace (replicas x strategies x "
-            f"periods) exceed {MAX_SIMULATION_JOBS:,}"
-        )
+    check_plan_size(jobs, "live runs (replicas x strategies x periods)",
+                    "online.replicas / online.periods / online.policies / online.selectors",
+                    MAX_SIMULATION_JOBS)  # fmt: skip
     week_alignment = online["week_alignment"]
     period_alignment = online["period_alignment"]
     if period_alignment == "calendar" and week_alignment != "calendar":

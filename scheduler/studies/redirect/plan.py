@@ -19,6 +19,7 @@ from scheduler.studies.common.config import (
     NUMBER_LABEL_PATTERN,
     TraceEntry,
     catalogue_entries,
+    check_plan_size,
     number_label,
     policy_list,
 )
@@ -209,6 +210,21 @@ class RedirectPlan:
         return {"figure": wildcards.redirect_figure}
 
 
+def check_main_pool(trace: str, max_alpha: float, machine_procs: int) -> int:
+    """The widest job the main pool of the largest share α takes on ``trace``'s machine of
+    ``machine_procs`` processors (``m - ceil(α m)``); a ConfigurationError naming
+    ``redirect.alphas`` when that pool has no processor."""
+    from scheduler.sim.redirection import pool_sizes  # the simulator, only when asked
+
+    try:
+        main, _ = pool_sizes(max_alpha, machine_procs)
+    except ConfigurationError as error:
+        raise ConfigurationError(
+            f"config redirect.alphas: on {trace} ({machine_procs:,} processors) {error}"
+        ) from None
+    return main
+
+
 def redirect_plan(config: Mapping[str, Any]) -> RedirectPlan:
     """The plan of the ``redirect`` section of ``config`` (validated here; defaults filled)."""
     from scheduler.studies.common.study import study_section
@@ -240,6 +256,14 @@ def redirect_plan(config: Mapping[str, Any]) -> RedirectPlan:
             make_bandit(spec, thetas, rng=np.random.default_rng(0))
         except ConfigurationError as error:
             raise ConfigurationError(f"config redirect.online.selectors: {error}") from None
+    alphas = tuple(float(alpha) for alpha in section["alphas"])
+    runs = 1 + len(alphas) * len(section["balance"]) * (len(thetas) + len(selectors))
+    check_plan_size(section["weeks"] * runs, "simulations of a week", "redirect.weeks x "
+                    "redirect.alphas x redirect.balance x (redirect.thetas + "
+                    "redirect.online.selectors)")  # fmt: skip
+    for entry in traces:  # the machine size is known here when the catalogue gives it
+        if entry.machine_procs is not None:
+            check_main_pool(entry.name, max(alphas), entry.machine_procs)
     return RedirectPlan(
         traces=traces,
         weeks=section["weeks"],
@@ -247,7 +271,7 @@ def redirect_plan(config: Mapping[str, Any]) -> RedirectPlan:
         min_load=min_load,
         step_days=section["step_days"],
         split=section["split"],
-        alphas=tuple(float(alpha) for alpha in section["alphas"]),
+        alphas=alphas,
         thetas=thetas,
         balance=tuple(section["balance"]),
         primary=policy_list([section["primary"]], "redirect.primary")[0],

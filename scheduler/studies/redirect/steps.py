@@ -24,6 +24,7 @@ from scheduler.sim.engine import simulate_arrays
 from scheduler.sim.metrics import run_figures
 from scheduler.sim.redirection import simulate_redirect_arrays
 from scheduler.studies.redirect.online import online_rng, online_theta_run
+from scheduler.studies.redirect.plan import check_main_pool
 from scheduler.studies.redirect.stats import (
     GRID_COLUMNS,
     ONLINE_COLUMNS,
@@ -92,13 +93,21 @@ def _figures(
 
 
 def _week_arrays(
-    jobs: pl.DataFrame, week: dict, widest: int
+    jobs: pl.DataFrame, week: dict, widest: int, trace: str, max_alpha: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
-    """The jobs of a chosen week no wider than ``widest`` as arrays (submit, procs, run,
-    requested time, job number, in (submit, job number) order) and how many were left out."""
+    """The jobs of a chosen week no wider than ``widest`` (the main pool of the largest share
+    ``max_alpha``) as arrays (submit, procs, run, requested time, job number, in (submit, job
+    number) order) and how many were left out; a ConfigurationError naming
+    ``redirect.alphas`` when none is left."""
     part = week_jobs(jobs, week["start_s"]).sort("submit_s", "job_id")
     wide = part.select(used_procs() > widest).to_series()
     part = part.filter(~wide)
+    if part.is_empty():
+        raise ConfigurationError(
+            f"config redirect.alphas: on {trace}, every job of week {week['week']} is wider "
+            f"than the main pool left by alpha = {max_alpha!r} ({widest} processors); "
+            "choose smaller shares"
+        )
     return (
         part["submit_s"].cast(pl.Float64).to_numpy(),
         part.select(used_procs()).to_series().cast(pl.Float64).to_numpy(),
@@ -135,12 +144,13 @@ def simulate_alpha(
     jobs = read_table(filtered_path)
     m = table_machine_procs(filtered_path)
     weeks = read_table(weeks_path)
-    widest = m - math.ceil(max_alpha * m)
+    widest = check_main_pool(trace, max_alpha, m)
     started = time.perf_counter()
     rows = []
     dropped = 0
     for week in weeks.iter_rows(named=True):
-        submit, procs, run, requested, ids, wide = _week_arrays(jobs, week, widest)
+        arrays = _week_arrays(jobs, week, widest, trace, max_alpha)
+        submit, procs, run, requested, ids, wide = arrays
         dropped += wide
         base = {"trace": trace, "week": week["week"], "split": week["split"],
                 "jobs": submit.size}  # fmt: skip
@@ -196,12 +206,13 @@ def simulate_online(
     jobs = read_table(filtered_path)
     m = table_machine_procs(filtered_path)
     weeks = read_table(weeks_path)
-    widest = m - math.ceil(max_alpha * m)
+    widest = check_main_pool(trace, max_alpha, m)
     value = float(alpha)
     started = time.perf_counter()
     rows = []
     for week in weeks.iter_rows(named=True):
-        submit, procs, run, requested, ids, _ = _week_arrays(jobs, week, widest)
+        arrays = _week_arrays(jobs, week, widest, trace, max_alpha)
+        submit, procs, run, requested, ids, _ = arrays
         base = {"trace": trace, "week": week["week"], "split": week["split"],
                 "jobs": submit.size, "alpha": value, "theta": math.nan}  # fmt: skip
         for selector in selectors:

@@ -23,6 +23,7 @@ from scheduler.studies.common.config import (
     Threshold,
     TraceEntry,
     catalogue_entries,
+    check_plan_size,
     policy_list,
     require_in,
     threshold_list,
@@ -605,9 +606,7 @@ def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
                "tuning.thresholds")  # fmt: skip
 
     figures = tuning["figures"]
-    weekly_backfill = policy_list(
-        [figures["weekly_backfill"]], "tuning.figures.weekly_backfill"
-    )[0]
+    weekly_backfill = policy_list([figures["weekly_backfill"]], "tuning.figures.weekly_backfill")[0]
     thresholded_backfill = policy_list(
         [figures["thresholded_backfill"]], "tuning.figures.thresholded_backfill"
     )[0]
@@ -636,19 +635,21 @@ def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
     jobs *= math.ceil(weeks_per_split / weeks_per_job)
     if figure_split == WHOLE:  # at most the search space of one more split
         jobs += len(primary) * (len(backfill) + 2) * math.ceil(whole_weeks / weeks_per_job)
-    if jobs > MAX_SIMULATION_JOBS:
-        raise ConfigurationError(
-            f"config tuning.weeks_per_split / tuning.weeks_per_job: {jobs:,} simulation jobs per "
-            f"trace (splits x policy pairs x thresholds x batches, and the whole-log weeks of "
-            f"tuning.figures.whole_weeks) exceed {MAX_SIMULATION_JOBS:,}; raise weeks_per_job "
-            "or study fewer weeks"
-        )
+    check_plan_size(
+        jobs, "simulation jobs (splits x policy pairs x thresholds x batches, and the whole-log "
+        "weeks of tuning.figures.whole_weeks)", "tuning.weeks_per_split / tuning.weeks_per_job "
+        "/ tuning.thresholds / tuning.primary_policies / tuning.backfill_policies",
+        MAX_SIMULATION_JOBS,
+    )  # fmt: skip
     boot = tuning["bootstrap"]
     if boot["replicates"] == 1:
         raise ConfigurationError(
             "config tuning.bootstrap.replicates: one replicate gives no standard error; use 0 "
             "(no intervals or tests) or >= 2"
         )
+    check_plan_size(math.ceil(boot["replicates"] / boot["replicates_per_job"]), "bootstrap jobs",
+                    "tuning.bootstrap.replicates / tuning.bootstrap.replicates_per_job",
+                    MAX_SIMULATION_JOBS)  # fmt: skip
     return TuningPlan(
         seed=whole["seed"],
         traces=catalogue_entries(whole, tuning["traces"]),

@@ -1,0 +1,89 @@
+"""A changed setting reruns what it affects, on the finished tiny study, through Snakemake's own
+dry run: values whose labels name files (loads, memory sizes, shares) at magnitudes a label
+printed with ``:g`` got wrong, and one key of one study drawn from the schema (property test)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, assume, given, settings
+from support.configs import check, one_key, overlay
+from support.tiny_project import ROOT, job_stats, snakemake
+
+from scheduler.studies.common.study import plan_studies, validated_config
+
+pytestmark = pytest.mark.workflow
+
+
+def _rules(study: str) -> set[str]:
+    """The rules of a study's rules file."""
+    text = (ROOT / "workflow" / "rules" / f"{study}.smk").read_text()
+    return set(re.findall(r"^rule (\w+):", text, flags=re.MULTILINE))
+
+
+def planned_with(study: Path, change: dict, tmp_path: Path) -> tuple[int, dict[str, int], str]:
+    """Snakemake's dry run on the finished ``study`` with ``change`` over its config (written
+    beside the test, so the shared study is not changed): return code, jobs per rule, output."""
+    config = overlay(yaml.safe_load((study / "tiny.yaml").read_text()), change)
+    path = tmp_path / f"changed-{len(list(tmp_path.glob('changed-*')))}.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    done = snakemake(study, "--dry-run", "--quiet", "rules", "--configfile", str(path),
+                     check=False)  # fmt: skip
+    output = done.stdout + done.stderr
+    if done.returncode != 0 or "Nothing to be done" in output:
+        return done.returncode, {}, output
+    return done.returncode, job_stats(output), output
+
+
+def test_the_finished_study_plans_nothing(tiny_study: Path, tmp_path: Path) -> None:
+    code, jobs, output = planned_with(tiny_study, {}, tmp_path)
+    assert code == 0 and jobs == {}, output
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        # 1 TB nodes: a label 1.04858e+06 matched no wildcard and the old tables were kept
+        ({"memory": {"machine": {"class_nodes": [512, 512],
+                                 "class_memory_mb": [262144, 1048576]},
+                     "memory_sweep": {"sizes_mb": [524288, 1048576, 1500000]}}},
+         {"memory_simulate": 4, "memory_sweep": 6, "memory_tables": 1}),
+        ({"memory": {"loads": [0.6, 1.0, 12.5]}}, {"memory_simulate": 2, "memory_tables": 1}),
+        ({"redirect": {"alphas": [0.1, 0.2, 1e-9]}},
+         {"redirect_simulate": 1, "redirect_tables": 1}),
+        ({"learned": {"tau_s": 60}}, {"learned_scores": 1, "learned_evaluate": 2}),
+        ({"tuning": {"thresholds": ["none", "20h", "0.5h"]}}, {"simulate_batch": 8}),
+    ],
+)  # fmt: skip
+def test_a_changed_value_reruns_what_it_names(
+    tiny_study: Path, tmp_path: Path, change: dict, expected: dict[str, int]
+) -> None:
+    code, jobs, output = planned_with(tiny_study, change, tmp_path)
+    assert code == 0, output
+    for rule, count in expected.items():
+        assert jobs.get(rule, 0) >= count, (rule, jobs)
+
+
+def _plans(config: dict) -> dict:
+    return plan_studies(validated_config(config))
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(change=one_key(("memory", "redirect", "learned", "prediction", "online")))
+def test_a_drawn_change_reruns_its_study(tiny_study: Path, tmp_path_factory, change) -> None:
+    """One key of one study drawn from the schema: refused naming the key (checked in
+    process), or the dry run plans at least one job of that study when its plan changed, and
+    none when the plan is the same."""
+    assume(check(change))
+    (study,) = change
+    full: dict = {}
+    for path in ("config/traces.yaml", "config/config.yaml", "tiny.yaml"):  # as Snakemake does
+        full = overlay(full, yaml.safe_load((tiny_study / path).read_text()))
+    same = _plans(overlay(full, change))[study] == _plans(full)[study]
+    code, jobs, output = planned_with(tiny_study, change, tmp_path_factory.mktemp("drawn"))
+    assert code == 0, output
+    ran = set(jobs) & _rules(study)
+    assert (not ran) if same else ran, (change, jobs)
