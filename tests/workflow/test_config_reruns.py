@@ -87,3 +87,46 @@ def test_a_drawn_change_reruns_its_study(tiny_study: Path, tmp_path_factory, cha
     assert code == 0, output
     ran = set(jobs) & _rules(study)
     assert (not ran) if same else ran, (change, jobs)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"memory": {"seeds": 20261121}}, "config memory.seeds: must be <= 1000"),
+        ({"learned": {"convergence": {"repetitions": 10**8}}},
+         "config learned.convergence.repetitions: must be <= 10000"),
+        ({"redirect": {"thetas": list(range(200_001))}}, "config redirect.thetas: give at most"),
+        ({"learned": {"model_procs": 1}}, "config learned.model_procs: must be >= 2"),
+        ({"learned": {"evaluation": {"days": 1e-9}}}, "config learned.evaluation.days"),
+        ({"traces": {"K" * 240: {"url": "https://archive.invalid/k.swf.gz"}},
+          "tuning": {"traces": ["K" * 240]}}, "has 240 characters, more than 100"),
+        # the catalogue gives the machine size: the plan knows the main pool is empty
+        ({"traces": {"KTH-slice": {"machine_procs": 100}}, "redirect": {"alphas": [0.9999]}},
+         "config redirect.alphas: on KTH-slice (100 processors) alpha=0.9999 leaves no"),
+    ],
+)  # fmt: skip
+def test_what_a_job_refused_late_is_refused_before_any_job(
+    tiny_study: Path, tmp_path: Path, change: dict, message: str
+) -> None:
+    code, _, output = planned_with(tiny_study, change, tmp_path)
+    assert code != 0 and message in output, output
+
+
+def test_a_share_that_leaves_no_main_pool_is_refused_before_simulating(
+    tiny_study: Path, tmp_path: Path
+) -> None:
+    """Without the catalogue's machine size the first simulation job refuses it, naming the
+    key, before simulating (it used to say 'no job to simulate ... did a filter remove every
+    job?')."""
+    from scheduler.core.steps import StepError
+    from scheduler.studies.redirect.steps import simulate_alpha
+
+    weeks = tiny_study / "results/redirect/KTH-slice/weeks.parquet"
+    filtered = next((tiny_study / "results/KTH-slice").glob("filtered*.parquet"))
+    settings = {"trace": "KTH-slice", "alpha": 0.9999, "thetas": [5.0], "balance": [False],
+                "primary": "FCFS", "backfill": "FCFS", "tau_s": 60.0, "max_alpha": 0.9999}
+    out = tmp_path / "grid.parquet"
+    with pytest.raises(StepError, match=r"config redirect\.alphas: on KTH-slice \(100 process"):
+        simulate_alpha(str(filtered), str(weeks), str(out), log_path=str(tmp_path / "log"),
+                       **settings)  # fmt: skip
+    assert not out.exists()

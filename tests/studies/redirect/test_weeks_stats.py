@@ -162,3 +162,13 @@ def test_clipping_overruns_keeps_anl_intrepids_loaded_weeks(shared_trace) -> Non
         counts[overrun] = chosen_weeks(loads, count=20, min_load=0.7).height
     assert report.clipped_overrun == 12_241
     assert counts == {"drop": 0, "clip": 14}
+
+
+def test_a_week_no_job_of_which_fits_the_main_pool_is_refused_naming_the_share() -> None:
+    from scheduler.studies.redirect.steps import _week_arrays
+
+    jobs = _jobs([0.5, 1.0, 2.0], [8, 16, 8], [60.0, 60.0, 60.0])
+    arrays = _week_arrays(jobs, {"start_s": 0.0, "week": 0}, 8, "T", 0.5)
+    assert arrays[0].size == 2 and arrays[-1] == 1  # the 16-processor job left out
+    with pytest.raises(ConfigurationError, match=r"redirect\.alphas: on T, every job of week 0"):
+        _week_arrays(jobs, {"start_s": 0.0, "week": 0}, 4, "T", 0.9)
