@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from scheduler.core.flags import flag
 from scheduler.predictors import _nag
 from scheduler.predictors._nag import basis_dim, nag_predict, nag_run, nag_update
 from scheduler.predictors.losses import GAMMA_FLOOR, parse_loss
@@ -80,15 +81,16 @@ def new_state(n_features: int, *, squares: bool = True) -> tuple[np.ndarray, np.
     """
     if n_features < 0:
         raise ValueError("n_features must be >= 0")
-    d = basis_dim(int(n_features), bool(squares))
+    d = basis_dim(int(n_features), flag(squares, "squares"))
     return np.zeros((_nag.VEC_ROWS, d)), np.zeros(_nag.ACC_ROWS)
 
 
 def expand(x: np.typing.ArrayLike, *, squares: bool = True) -> np.ndarray:
     """Φ(x) as a new array (see the module docstring for the order of the terms)."""
+    squares = flag(squares, "squares")
     xa = np.ascontiguousarray(x, dtype=np.float64)
-    out = np.empty(basis_dim(xa.size, bool(squares)))
-    _nag.expand(xa, bool(squares), out)
+    out = np.empty(basis_dim(xa.size, squares))
+    _nag.expand(xa, squares, out)
     return out
 
 
@@ -129,7 +131,7 @@ class NagLearner:
         self.loss = parse_loss(loss)
         self.eta = float(eta)
         self.lam = float(lam)
-        self.squares = bool(squares)
+        self.squares = flag(squares, "squares")
         self.gamma_floor = float(gamma_floor)
         self.vec, self.acc = new_state(self.n_features, squares=self.squares)
 

@@ -23,6 +23,7 @@ import polars as pl
 
 from scheduler.core.constants import BSLD_TAU_S
 from scheduler.core.errors import ConfigurationError
+from scheduler.core.flags import flag
 from scheduler.predictors import PREDICTORS
 from scheduler.predictors.corrections import CORRECTIONS
 from scheduler.predictors.losses import GAMMA_FLOOR, loss_code
@@ -153,6 +154,8 @@ def simulate_predicted_arrays(
     """
     name, corr, order = _names(predictor, correction, backfill_order)
     check_choice("reservation", reservation, RESERVATIONS)
+    whole_seconds = flag(whole_seconds, "whole_seconds")
+    squares = flag(squares, "squares")
     code = loss_code(loss) if name == "nag" else 0
     if name == "nag" and not eta > 0:
         raise ConfigurationError(f"eta must be > 0, got {eta}")
@@ -181,7 +184,7 @@ def simulate_predicted_arrays(
     vec, acc = nag_state(pk.N_FEAT, squares=squares)
     pk.run(
         jobs, user_index, _PREDICTOR_CODES[name], _CORRECTION_CODES[corr], order == "sjbf",
-        reservation == "classic", bool(whole_seconds), code, float(eta), float(lam),
+        reservation == "classic", whole_seconds, code, float(eta), float(lam),
         float(gamma_floor),
         istate, iwork, fwork, pred, ncorr, feats, ustate, links, uhead, vec, acc,
     )  # fmt: skip

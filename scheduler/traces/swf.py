@@ -33,6 +33,7 @@ import polars as pl
 from scheduler.core.atomic import atomic_write_bytes
 from scheduler.core.constants import SWF_COLUMNS, SWF_SCHEMA
 from scheduler.core.errors import ConfigurationError, TraceFormatError, quote
+from scheduler.core.flags import flag
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -451,6 +452,8 @@ def read_swf(
     """
     if machine_procs is not None:
         machine_procs = _check_machine_procs(machine_procs)
+    lenient = flag(lenient, "lenient")
+    infer_machine_procs = flag(infer_machine_procs, "infer_machine_procs")
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, numbers.Integral) or max_bytes < 1:
         raise ConfigurationError(
             f"max_bytes must be a positive integer (bytes), got {quote(max_bytes)}"

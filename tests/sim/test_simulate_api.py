@@ -296,7 +296,7 @@ def test_bad_threshold_s_is_refused(threshold_s):
 
 @pytest.mark.parametrize("value", [1, "yes", None])
 def test_threshold_backfill_must_be_a_bool(value):
-    with pytest.raises(TypeError, match="threshold_backfill must be True or False"):
+    with pytest.raises(ConfigurationError, match="threshold_backfill must be True or False"):
         simulate_arrays(*_arrays(), 4, threshold_backfill=value)
 
 
