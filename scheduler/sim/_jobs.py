@@ -9,6 +9,8 @@ do to the jobs they are given before a kernel sees them:
 - :func:`first_invalid` and :func:`check_jobs`: the values a kernel cannot simulate (a
   non-finite submit time, processors outside 1..m, a run time, estimate or requested time that
   is not > 0 and finite; job numbers not finite or not unique);
+- :func:`check_job_count` and :func:`check_job_ids`: no job at all, job numbers not finite or
+  not unique (also used by the memory-aware engine, whose jobs are a table);
 - :func:`job_matrix`: the kernel's ``jobs`` array (rows :data:`scheduler.sim._kernel.SUBMIT` ..
   ``JOBID``), checked, in (submit time, job number) order, as a :class:`JobMatrix` that
   restores the caller's order of any per-job result.
@@ -28,7 +30,7 @@ from scheduler.core.constants import MAX_MACHINE_PROCS
 from scheduler.core.errors import ConfigurationError
 from scheduler.policies import PolicyInputs
 from scheduler.sim import _kernel as kernel
-from scheduler.traces.swf import Trace
+from scheduler.traces.swf import Trace, repeated_job_number
 
 #: Columns :func:`trace_table` requires of a bare job table by default.
 TABLE_COLUMNS = ("job_id", "submit_s", "run_s", "alloc_procs", "req_procs", "req_time_s")
@@ -162,13 +164,30 @@ def check_jobs(jobs: np.ndarray, machine_procs: int) -> None:
             f"job {int(jobs[kernel.JOBID, j])}: {name} must be {expected}, got "
             f"{float(jobs[_ROWS[name], j]):g} (apply scheduler.strong_filter to raw traces)"
         )
-    if not np.isfinite(jobs[kernel.JOBID]).all():
-        j = int(np.flatnonzero(~np.isfinite(jobs[kernel.JOBID]))[0])
+    check_job_ids(jobs[kernel.JOBID])
+
+
+def check_job_count(n: int) -> None:
+    """A ConfigurationError when there is no job: a run of 0 jobs has no figures (its means
+    would be NaN or 0 and read as a result)."""
+    if n == 0:
         raise ConfigurationError(
-            f"job_id must be finite job numbers, got {jobs[kernel.JOBID, j]:g} at position {j}"
+            "no job to simulate: the input holds 0 jobs (did a filter remove every job?)"
         )
-    if np.unique(jobs[kernel.JOBID]).shape[0] != jobs.shape[1]:
-        raise ConfigurationError("job numbers must be unique")
+
+
+def check_job_ids(job_id: np.ndarray) -> None:
+    """A ConfigurationError unless the job numbers ``job_id`` (one per job, in the caller's
+    order) are finite and unique: equal submit times are ordered by job number. The message
+    names the first bad number and its index (0-based) in the caller's order."""
+    ids = np.asarray(job_id, dtype=np.float64)
+    finite = np.isfinite(ids)
+    if not finite.all():
+        j = int(np.flatnonzero(~finite)[0])
+        raise ConfigurationError(f"job_id must be finite job numbers, got {ids[j]:g} at index {j}")
+    found = repeated_job_number(ids, np.arange(ids.shape[0]), "at indices")
+    if found is not None:
+        raise ConfigurationError(f"job_id: {found[0]}")
 
 
 def is_job_ordered(submit: np.ndarray, job_id: np.ndarray) -> bool:
@@ -241,10 +260,8 @@ def job_matrix(
     """
     submit = job_column("submit_s", submit_s, None)
     n = submit.shape[0]
-    if n == 0 and not allow_empty:
-        raise ConfigurationError(
-            "no job to simulate: the input holds 0 jobs (did a filter remove every job?)"
-        )
+    if not allow_empty:
+        check_job_count(n)
     jobs = np.empty((kernel.JOB_ROWS, n), dtype=np.float64)
     jobs[kernel.SUBMIT] = submit
     jobs[kernel.PROCS] = job_column("procs", procs, n)

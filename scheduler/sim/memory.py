@@ -30,6 +30,7 @@ from scheduler.core.constants import BSLD_TAU_S
 from scheduler.core.errors import ConfigurationError, quote
 from scheduler.core.registry import Registry
 from scheduler.sim import _memory_kernel as mk
+from scheduler.sim._jobs import check_job_count, check_job_ids
 from scheduler.sim.cache import call_repairing_cache
 from scheduler.sim.metrics import RunFigures, run_figures, table_arrays, with_job_metrics
 from scheduler.sim.results import RunResult, json_ready
@@ -290,8 +291,9 @@ def memory_jobs(table: pl.DataFrame | Trace) -> pl.DataFrame:
     Raises
     ------
     ConfigurationError
-        A needed column is missing, or a memory field is unknown (<= 0): filter first
-        (:func:`scheduler.traces.memory.memory_filter`).
+        A needed column is missing, a job number repeats (as for the other engines:
+        ``scheduler.sim._jobs.check_job_ids``), or a memory field is unknown (<= 0): filter
+        first (:func:`scheduler.traces.memory.memory_filter`).
     """
     if isinstance(table, Trace):
         table = table.jobs
@@ -329,6 +331,7 @@ def memory_jobs(table: pl.DataFrame | Trace) -> pl.DataFrame:
             (pl.col("used_mem_kb").cast(pl.Float64) / _KB_PER_MB).alias("used_mem_mb"),
             pl.col("user_id").cast(pl.Int64),
         )
+    check_job_ids(jobs["job_id"].to_numpy())  # in the caller's order, as the other engines
     for column in ("req_mem_mb", "used_mem_mb"):
         bad = jobs.filter(~(pl.col(column) > 0))
         if bad.height:
@@ -373,9 +376,10 @@ def simulate_memory_arrays(
     config: MemoryConfig,
 ) -> MemoryArrays:
     """A whole memory-aware run over arrays in job order ((submit, job number); float64 except
-    ``procs`` and ``user``, int64). No validation beyond the shapes: :func:`simulate_memory`
-    validates."""
+    ``procs`` and ``user``, int64). No validation beyond the shapes (and no job at all, which
+    every engine refuses): :func:`simulate_memory` validates."""
     n = len(submit_s)
+    check_job_count(n)
     arrays = [
         np.ascontiguousarray(v, dtype=np.float64)
         for v in (submit_s, run_s, est_s, req_mem_mb, used_mem_mb)
@@ -446,8 +450,10 @@ def simulate_memory(jobs: pl.DataFrame | Trace, config: MemoryConfig | None = No
     Raises
     ------
     ConfigurationError
-        A job the model cannot run (wider than the machine, using more than it requests,
-        requesting more than the largest node, non-positive run or requested time), naming it.
+        No job at all, a job number that repeats, or a job the model cannot run (wider than
+        the machine, using more than it requests, requesting more than the largest node,
+        non-positive run or requested time), naming it; the same checks and messages as the
+        other engines (``scheduler.sim._jobs``) where they apply.
     """
     config = MemoryConfig() if config is None else config
     if not isinstance(config, MemoryConfig):

@@ -43,6 +43,7 @@ __all__ = [
     "Trace",
     "check_unique_job_ids",
     "read_swf",
+    "repeated_job_number",
     "used_procs",
     "write_swf",
 ]
@@ -358,34 +359,71 @@ def check_unique_job_ids(
         :data:`_LISTED_OCCURRENCES`) and how many numbers repeat.
     """
     ids = jobs.get_column("job_id")
+    if line_numbers is None:
+        found = repeated_job_number(ids, pl.Series(range(1, jobs.height + 1)), "on rows")
+    else:
+        found = repeated_job_number(ids, line_numbers, "on lines")
+    if found is None:
+        return
+    message, first_repeat = found
+    raise TraceFormatError(
+        "<jobs table>" if path is None else path,
+        message,
+        line=None if line_numbers is None else first_repeat,
+        field="job_id",
+    )
+
+
+def repeated_job_number(
+    ids: pl.Series | np.ndarray, positions: pl.Series | np.ndarray, what: str
+) -> tuple[str, int] | None:
+    """What to say of the first job number that repeats in ``ids``, or None when all differ.
+
+    The one wording of a repeated job number, for a file (:func:`check_unique_job_ids`, with
+    line numbers) and for the simulator's inputs (``scheduler.sim._jobs``, with indices).
+
+    Parameters
+    ----------
+    ids
+        The job numbers, one per job.
+    positions
+        Where each job is (a line number, a row, an index), one per job.
+    what
+        What ``positions`` are, plural, after a preposition (``"on lines"``, ``"on rows"``,
+        ``"at indices"``).
+
+    Returns
+    -------
+    tuple or None
+        The message (the number, every place it occurs up to :data:`_LISTED_OCCURRENCES`, how
+        many numbers repeat, why they must not) and the position of its first repeat.
+    """
+    ids = pl.Series("job_id", ids)
     repeated = ids.is_duplicated()
     if not repeated.any():
-        return
-    positions = (
-        pl.Series(range(1, jobs.height + 1)) if line_numbers is None else line_numbers
-    ).alias("at")
-    table = pl.DataFrame({"job_id": ids, "at": positions, "first": ids.is_first_distinct()})
+        return None
+    first = ids.is_first_distinct()
+    table = pl.DataFrame({"job_id": ids, "at": pl.Series(positions), "first": first})
     table = table.filter(repeated)
     first_repeat = table.filter(~pl.col("first")).row(0, named=True)
     number = first_repeat["job_id"]
-    where = table.filter(pl.col("job_id") == number).get_column("at").to_list()
+    if isinstance(number, float) and number.is_integer():
+        number = int(number)
+    where = table.filter(pl.col("job_id") == first_repeat["job_id"]).get_column("at").to_list()
     listed = [str(at) for at in where[:_LISTED_OCCURRENCES]]
     if len(where) > _LISTED_OCCURRENCES:
         places = ", ".join(listed) + ", ..."
     else:
         places = ", ".join(listed[:-1]) + f" and {listed[-1]}"
-    what = "rows" if line_numbers is None else "lines"
-    message = f"job number {number} appears {len(where)} times, on {what} {places}"
+    message = f"job number {number} appears {len(where)} times, {what} {places}"
     others = table.get_column("job_id").n_unique()
     if others > 1:
         message += f" ({others} job numbers repeat)"
-    raise TraceFormatError(
-        "<jobs table>" if path is None else path,
-        f"{message}; expected unique job numbers (ties of equal submit times are broken by "
-        "job number, so a duplicate would change results)",
-        line=None if line_numbers is None else int(first_repeat["at"]),
-        field="job_id",
+    message += (
+        "; expected unique job numbers (ties of equal submit times are broken by job number, "
+        "so a duplicate would change results)"
     )
+    return message, int(first_repeat["at"])
 
 
 #: Occurrences of a repeated job number that :func:`check_unique_job_ids` lists.

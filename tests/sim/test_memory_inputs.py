@@ -3,6 +3,7 @@ the column, the first offending job)."""
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -73,3 +74,54 @@ def test_classes_are_sorted_by_memory() -> None:
     config = MemoryConfig(class_nodes=(512, 256), class_memory_mb=(32.0, 24.0))
     assert config.class_memory_mb == (24.0, 32.0) and config.class_nodes == (256, 512)
     assert config.nodes == 768 and config.largest_memory_mb == 32.0
+
+
+# -- the checks every engine shares (scheduler.sim._jobs) -----------------------------------------
+
+
+def _swf_table(job_ids: list[int]) -> pl.DataFrame:
+    """An SWF job table both simulate() and simulate_memory() read (memory in KB)."""
+    n = len(job_ids)
+    return pl.DataFrame(
+        {
+            "job_id": job_ids, "submit_s": list(range(n)), "run_s": [10] * n,
+            "alloc_procs": [1] * n, "req_procs": [1] * n, "req_time_s": [20] * n,
+            "req_mem_kb": [4096.0] * n, "used_mem_kb": [2048.0] * n, "user_id": [1] * n,
+        },
+        schema_overrides={"req_mem_kb": pl.Float64, "used_mem_kb": pl.Float64},
+    )  # fmt: skip
+
+
+def _message(call) -> str:
+    with pytest.raises(ConfigurationError) as error:
+        call()
+    return str(error.value)
+
+
+def test_no_job_is_refused_as_by_the_other_engines() -> None:
+    """0 jobs gave NaN means and success_fraction 0.5; now the base engine's refusal."""
+    from scheduler import simulate
+
+    empty = _swf_table([])
+    expected = _message(lambda: simulate(empty, machine_procs=4))
+    assert expected.startswith("no job to simulate")
+    assert _message(lambda: simulate_memory(empty, CONFIG)) == expected
+    assert _message(lambda: simulate_memory(_jobs().clear(), CONFIG)) == expected
+
+
+def test_duplicate_job_ids_are_refused_as_by_the_other_engines() -> None:
+    from scheduler import simulate
+
+    table = _swf_table([1, 2, 3, 2])
+    expected = _message(lambda: simulate(table, machine_procs=4))
+    assert "job_id" in expected and "2" in expected and "unique" in expected
+    assert _message(lambda: simulate_memory(table, CONFIG)) == expected
+
+
+def test_no_job_is_refused_over_arrays_too() -> None:
+    from scheduler.sim.memory import simulate_memory_arrays
+
+    empty = np.zeros(0)
+    with pytest.raises(ConfigurationError, match=r"^no job to simulate"):
+        simulate_memory_arrays(empty, empty.astype(np.int64), empty, empty, empty, empty,
+                               empty.astype(np.int64), CONFIG)  # fmt: skip
