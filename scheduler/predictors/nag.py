@@ -51,6 +51,7 @@ from scheduler.core.flags import flag
 from scheduler.predictors import _nag
 from scheduler.predictors._nag import basis_dim, nag_predict, nag_run, nag_update
 from scheduler.predictors.losses import GAMMA_FLOOR, parse_loss
+from scheduler.predictors.settings import check_learner
 
 #: Default step size η (s), chosen on logs the prediction campaign does not use (RICC,
 #: ANL-Intrepid, LANL-CM5): the E-loss + INCREMENTAL + SJBF AVEbsld relative to EASY, averaged
@@ -104,13 +105,19 @@ class NagLearner:
     loss
         A loss spec or name (:func:`scheduler.predictors.losses.parse_loss`), default E-loss.
     eta
-        Step size η (s).
+        Step size η (s), > 0.
     lam
         ℓ2 weight λ ≥ 0 (penalty (λ/2)·Σ_{i≥1}(s_i·w_i)²).
     squares
         Whether Φ includes the squares x_i² (default True: the published dimension).
     gamma_floor
-        Lower bound of the loss weight γ.
+        Lower bound of the loss weight γ, > 0.
+
+    Raises
+    ------
+    ConfigurationError
+        A setting outside its bounds, which :mod:`scheduler.predictors.settings` sets and
+        explains (:func:`~scheduler.predictors.settings.check_learner`).
     """
 
     def __init__(
@@ -123,16 +130,10 @@ class NagLearner:
         squares: bool = True,
         gamma_floor: float = GAMMA_FLOOR,
     ) -> None:
-        if not eta > 0:
-            raise ValueError(f"eta must be > 0, got {eta}")
-        if not lam >= 0:
-            raise ValueError(f"lam must be >= 0, got {lam}")
+        self.eta, self.lam, self.gamma_floor = check_learner(eta, lam, gamma_floor)
         self.n_features = int(n_features)
         self.loss = parse_loss(loss)
-        self.eta = float(eta)
-        self.lam = float(lam)
         self.squares = flag(squares, "squares")
-        self.gamma_floor = float(gamma_floor)
         self.vec, self.acc = new_state(self.n_features, squares=self.squares)
 
     def _x(self, x: np.typing.ArrayLike) -> np.ndarray:
