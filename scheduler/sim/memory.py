@@ -30,7 +30,7 @@ from scheduler.core.constants import BSLD_TAU_S
 from scheduler.core.errors import ConfigurationError, quote
 from scheduler.core.registry import Registry
 from scheduler.sim import _memory_kernel as mk
-from scheduler.sim._jobs import check_job_count, check_job_ids
+from scheduler.sim._jobs import check_columns, check_job_count, check_job_ids
 from scheduler.sim.cache import call_repairing_cache
 from scheduler.sim.metrics import RunFigures, run_figures, table_arrays, with_job_metrics
 from scheduler.sim.results import RunResult, json_ready
@@ -295,6 +295,12 @@ def memory_jobs(table: pl.DataFrame | Trace) -> pl.DataFrame:
         ``scheduler.sim._jobs.check_job_ids``), or a memory field is unknown (<= 0): filter
         first (:func:`scheduler.traces.memory.memory_filter`).
     """
+    return _engine_table(table).sort("submit_s", "job_id")
+
+
+def _engine_table(table: pl.DataFrame | Trace) -> pl.DataFrame:
+    """:func:`memory_jobs` in the caller's job order (the engine sorts after its checks, so
+    that they name each job's index as the other engines do)."""
     if isinstance(table, Trace):
         table = table.jobs
     if not isinstance(table, pl.DataFrame):
@@ -339,18 +345,23 @@ def memory_jobs(table: pl.DataFrame | Trace) -> pl.DataFrame:
                 f"memory_jobs: {bad.height} job(s) without a known {column} (first: job "
                 f"{bad['job_id'][0]}); remove them with scheduler.traces.memory.memory_filter"
             )
-    return jobs.sort("submit_s", "job_id")
+    return jobs
 
 
 def _check_jobs(jobs: pl.DataFrame, config: MemoryConfig) -> None:
-    """Refuse jobs the model cannot run, naming the first offending job."""
+    """Refuse jobs the model cannot run, naming the first offending job: the times and
+    processors as every engine does (``scheduler.sim._jobs.check_columns``, the nodes as the
+    machine), then the memory engine's own rules."""
+    columns = ("submit_s", "procs", "run_s", "req_time_s")
+    check_columns(
+        {name: jobs[name].cast(pl.Float64).to_numpy() for name in columns},
+        config.nodes,
+        jobs["job_id"].to_numpy(),
+        hint=" (scheduler.traces.memory.memory_filter removes such jobs)",
+    )
     big = config.largest_memory_mb
     rules = (
-        (~(pl.col("submit_s").is_finite()) | (pl.col("submit_s") < 0), "submit_s must be >= 0"),
-        (~(pl.col("run_s") > 0) | ~pl.col("run_s").is_finite(), "run_s must be > 0 s"),
-        (~(pl.col("req_time_s") > 0), "req_time_s must be > 0 s"),
-        ((pl.col("procs") < 1) | (pl.col("procs") > config.nodes),
-         f"procs must be in 1..{config.nodes} (the machine's nodes)"),
+        (pl.col("submit_s") < 0, "submit_s must be >= 0"),
         (pl.col("used_mem_mb") > pl.col("req_mem_mb"),
          "used_mem_mb must be <= req_mem_mb (memory_filter(under_request=...) repairs this)"),
         (pl.col("req_mem_mb") > big, f"req_mem_mb must be <= the largest node memory, {big} MB"),
@@ -458,8 +469,9 @@ def simulate_memory(jobs: pl.DataFrame | Trace, config: MemoryConfig | None = No
     config = MemoryConfig() if config is None else config
     if not isinstance(config, MemoryConfig):
         raise TypeError(f"config must be a MemoryConfig, got {type(config).__name__}")
-    table = memory_jobs(jobs)
-    _check_jobs(table, config)
+    table = _engine_table(jobs)
+    _check_jobs(table, config)  # in the caller's order: the messages name each job's index
+    table = table.sort("submit_s", "job_id")
     out = simulate_memory_arrays(
         table["submit_s"].to_numpy(), table["procs"].to_numpy(), table["run_s"].to_numpy(),
         table["req_time_s"].to_numpy(), table["req_mem_mb"].to_numpy(),

@@ -89,8 +89,7 @@ def simulate_window(
     exchange_sort = flag(exchange_sort, "exchange_sort")
     bad = first_invalid(columns, machine)
     if bad is not None:
-        name, position, expected = bad
-        raise ConfigurationError(f"{name} of job {position} must be {expected}")
+        raise ConfigurationError(f"{bad.name} of job {bad.index} must be {bad.expected}")
     if n > 1 and np.any(np.diff(submit) < 0):
         raise ConfigurationError("submit_s must be nondecreasing (jobs in submission order)")
     if queue_window is not None and queue_window < 1:

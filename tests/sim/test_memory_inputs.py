@@ -27,12 +27,13 @@ CONFIG = MemoryConfig(class_nodes=(2, 2), class_memory_mb=(4.0, 8.0))
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"procs": [1, 5]}, r"procs must be in 1\.\.4 .*job 2"),
+        ({"procs": [1, 5]}, r"^job 2 \(index 1\): procs must be an integer in 1\.\.4, got 5"),
         ({"used_mem_mb": [9.0, 4.0]}, r"used_mem_mb must be <= req_mem_mb .*job 1"),
         ({"req_mem_mb": [8.0, 16.0], "used_mem_mb": [2.0, 9.0]},
          r"req_mem_mb must be <= the largest node memory, 8\.0 MB .*job 2"),
-        ({"run_s": [10.0, 0.0]}, r"run_s must be > 0 s .*job 2"),
-        ({"req_time_s": [-1.0, 30.0]}, r"req_time_s must be > 0 s .*job 1"),
+        ({"run_s": [10.0, 0.0]}, r"^job 2 \(index 1\): run_s must be > 0 and finite"),
+        ({"req_time_s": [-1.0, 30.0]}, r"^job 1 \(index 0\): req_time_s must be > 0"),
+        ({"submit_s": [0.0, 2.0**62]}, r"^job 2 \(index 1\): submit_s must be within ±2\*\*52"),
         ({"submit_s": [-3.0, 5.0]}, r"submit_s must be >= 0 .*job 1"),
         ({"used_mem_mb": [2.0, -1.0]}, r"without a known used_mem_mb .*job 2.*memory_filter"),
     ],

@@ -174,7 +174,8 @@ def test_bad_arguments_give_clear_errors(kth, kwargs, message):
 
 def test_unfiltered_trace_is_refused_with_the_job_and_field(kth_path):
     raw = read_swf(kth_path)
-    with pytest.raises(ConfigurationError, match=r"job \d+: .* \(apply scheduler.strong_filter"):
+    pattern = r"job \d+ \(index \d+\): .* \(apply scheduler.strong_filter"
+    with pytest.raises(ConfigurationError, match=pattern):
         simulate(raw)
 
 
