@@ -86,7 +86,9 @@ class Simulation:
     reservation, outlive
         See ``docs/simulator.md``.
     validate
-        Check the inputs (turn off only in hot loops over data already checked).
+        Check the inputs (turn off only in hot loops over data already checked). Every flag
+        (this one, ``threshold_backfill``) is ``True`` or ``False``: anything else is a
+        ConfigurationError (:func:`scheduler.core.flags.flag`).
     """
 
     def __init__(

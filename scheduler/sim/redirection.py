@@ -215,6 +215,8 @@ class RedirectSimulation:
         disables backfilling on the dedicated pool alone).
     balance
         Load balancing: no redirection while the dedicated pool's queue holds a waiting job.
+        ``True`` or ``False`` (a NumPy bool too); anything else, ``"no"`` included, is a
+        ConfigurationError (:func:`scheduler.core.flags.flag`).
     requested_s
         Requested time (s) used when a job outlives its estimate (default: ``estimate_s``).
     job_id
