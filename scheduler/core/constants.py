@@ -40,6 +40,14 @@ SWF_SCHEMA: Final[dict[str, pl.DataType]] = {name: dtype for name, dtype, _ in S
 #: and compares them as float64, and no machine comes near 2**31 - 1.
 MAX_MACHINE_PROCS: Final[int] = 2**31 - 1
 
+#: Largest time, in seconds, the simulator accepts (submit time in absolute value; run, estimated
+#: and requested times): 2**52 s, some 143 million years. The engines compute in float64, which
+#: holds every whole number of seconds exactly only up to 2**53; with each time within 2**52, a
+#: job's submit time plus its run, estimated or requested time stays within 2**53, so the event
+#: times a schedule is made of are exact (a time of 2**62 s would be rounded to a multiple of
+#: 1024 s, silently changing waits). ``docs/simulator.md``, "Input".
+MAX_TIME_S: Final[int] = 2**52
+
 #: Value SWF uses for "unknown".
 SWF_UNKNOWN: Final[int] = -1
 

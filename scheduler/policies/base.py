@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scheduler.core.errors import ConfigurationError, quote
+from scheduler.core.flags import flag
 from scheduler.core.registry import Registry
 
 
@@ -152,6 +153,7 @@ def policy_names() -> list[str]:
 def priority_key(name: str, jobs: PolicyInputs, *, validate: bool = True) -> PriorityKey:
     """Evaluate policy ``name`` on ``jobs``; checks the result's shape and finiteness unless
     ``validate`` is False (hot loops over inputs already checked)."""
+    validate = flag(validate, "validate")
     with np.errstate(all="ignore"):  # bad inputs are reported below, not as warnings
         key = get_policy(name).key(jobs)
     if not validate:

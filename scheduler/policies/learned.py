@@ -54,6 +54,9 @@ if TYPE_CHECKING:
 __all__ = [
     "FIT_COLUMNS",
     "LEARNED_PREFIX",
+    "MAX_FIT_DATA_BYTES",
+    "MAX_FIT_FILE_BYTES",
+    "MAX_FIT_ROWS",
     "OPERATORS",
     "TRANSFORMS",
     "FunctionForm",
@@ -112,6 +115,19 @@ FIT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("mae", "float"),
     ("duplicate_of", "int"),
 )
+
+#: Most rows a fit file may hold. A fit file has one row per function form, and there are 576
+#: forms (:func:`all_forms`; the learned study writes its ``top`` best, at most 576); 10,000
+#: leaves a wide margin and bounds what loading one can cost. A file is checked from its
+#: parquet metadata before it is loaded: a 6.4 MB file of 200 million constant rows (run-length
+#: encoded) would otherwise take gigabytes of memory.
+MAX_FIT_ROWS = 10_000
+#: Largest fit file on disk, bytes. The study's fit file of all 576 forms, with its extra
+#: columns, is some 32 KB; 16 MiB also bounds what reading the metadata costs.
+MAX_FIT_FILE_BYTES = 16 * 2**20
+#: Largest uncompressed size of a fit file's data, bytes, by its metadata (the 576 forms: some
+#: 110 KB): a few rows of enormous strings are refused too.
+MAX_FIT_DATA_BYTES = 64 * 2**20
 
 #: The spec prefix of learned functions: ``learned:PATH#RANK``.
 LEARNED_PREFIX = "learned"
@@ -314,8 +330,9 @@ def check_fit_table(table: pl.DataFrame, where: str = "fit table") -> pl.DataFra
     Raises
     ------
     ConfigurationError
-        Naming ``where`` (the file): a missing column, a value of the wrong kind, an unknown
-        transform or operator, or ranks that are not distinct positive integers.
+        Naming ``where`` (the file): a missing column, a value of the wrong kind, more rows
+        than :data:`MAX_FIT_ROWS`, an unknown transform or operator, or ranks that are not
+        distinct positive integers.
     """
     import polars as pl
 
@@ -335,6 +352,8 @@ def check_fit_table(table: pl.DataFrame, where: str = "fit table") -> pl.DataFra
             raise ConfigurationError(
                 f"{where}: column {name} must hold {kind} values, got {table[name].dtype}"
             ) from None
+    if table.height > MAX_FIT_ROWS:
+        raise ConfigurationError(_too_many_rows(where, table.height))
     checked = pl.DataFrame(casts).hstack(table.drop(names))
     ranks = checked["rank"]
     if ranks.null_count() or (ranks.len() and ranks.min() < 1) or ranks.n_unique() != ranks.len():  # type: ignore[operator]
@@ -347,19 +366,59 @@ def check_fit_table(table: pl.DataFrame, where: str = "fit table") -> pl.DataFra
     return checked
 
 
+def _too_many_rows(where: str, rows: int) -> str:
+    return (
+        f"{where}: {rows:,} rows, more than a fit file holds (at most {MAX_FIT_ROWS:,}: one row "
+        f"per function form, of which there are {len(all_forms())})"
+    )
+
+
+def _check_fit_file_size(path: Path) -> None:
+    """Refuse a file that cannot be a fit file from its size and its parquet metadata, before
+    it is loaded (:data:`MAX_FIT_FILE_BYTES`, :data:`MAX_FIT_ROWS`, :data:`MAX_FIT_DATA_BYTES`)."""
+    import pyarrow.parquet as pq
+
+    where = f"fit file {path}"
+    size = path.stat().st_size
+    if size > MAX_FIT_FILE_BYTES:
+        raise ConfigurationError(
+            f"{where}: {size:,} bytes, more than a fit file takes (at most "
+            f"{MAX_FIT_FILE_BYTES:,}; the {len(all_forms())} forms take some 32 KB)"
+        )
+    try:
+        metadata = pq.read_metadata(path)
+    except Exception as exc:  # pyarrow raises several kinds for a bad file
+        raise ConfigurationError(f"{where}: not a parquet table ({exc})") from None
+    if metadata.num_rows > MAX_FIT_ROWS:
+        raise ConfigurationError(_too_many_rows(where, metadata.num_rows))
+    data = sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
+    if data > MAX_FIT_DATA_BYTES:
+        raise ConfigurationError(
+            f"{where}: {data:,} bytes of data once uncompressed, more than a fit file holds "
+            f"(at most {MAX_FIT_DATA_BYTES:,}; the {len(all_forms())} forms take some 110 KB)"
+        )
+
+
 def read_functions(path: str | Path) -> pl.DataFrame:
     """The fit table in ``path`` (parquet), checked (:func:`check_fit_table`), sorted by rank.
+
+    The file's size and, from its parquet metadata, its rows and the size of its data once
+    uncompressed are checked before it is loaded (:data:`MAX_FIT_FILE_BYTES`,
+    :data:`MAX_FIT_ROWS`, :data:`MAX_FIT_DATA_BYTES`): a small file of many constant rows
+    could otherwise fill the memory.
 
     Raises
     ------
     ConfigurationError
-        Naming the file: it does not exist, is not a parquet table, or is not a fit table.
+        Naming the file: it does not exist, is larger than a fit file can be, is not a parquet
+        table, or is not a fit table.
     """
     import polars as pl
 
     path = Path(path)
     if not path.is_file():
         raise ConfigurationError(f"fit file {path}: no such file")
+    _check_fit_file_size(path)
     try:
         table = pl.read_parquet(path)
     except Exception as exc:  # polars/pyarrow raise many kinds for a bad file

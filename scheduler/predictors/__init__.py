@@ -3,7 +3,8 @@
 ``losses`` holds the 20 asymmetric losses (spec strings, integer codes, compiled value and
 derivative); ``nag`` the Normalized Adaptive Gradient learner on the degree-2 polynomial basis
 (compiled kernels in the private ``_nag``); ``base`` the ``PREDICTORS`` registry;
-``corrections`` the ``CORRECTIONS`` registry.
+``corrections`` the ``CORRECTIONS`` registry; ``settings`` the bounds of the learner's
+settings (η, λ, the floor of γ) and their one check.
 """
 
 from scheduler.predictors.base import PREDICTORS
@@ -21,6 +22,7 @@ from scheduler.predictors.losses import (
     parse_loss,
 )
 from scheduler.predictors.nag import NagLearner, basis_dim, new_state
+from scheduler.predictors.settings import check_learner
 
 __all__ = [
     "ALL_LOSSES",
@@ -34,6 +36,7 @@ __all__ = [
     "LossSpec",
     "NagLearner",
     "basis_dim",
+    "check_learner",
     "loss",
     "loss_code",
     "loss_derivative",

@@ -26,7 +26,8 @@ Guards (the published weights are undefined or non-positive on part of real logs
 
 * inside γ only, ``p`` and ``q`` are floored at 1 (s, processor): a run time of 0 s has no
   logarithm;
-* γ is clipped at ``gamma_floor`` (default :data:`GAMMA_FLOOR` = 0.01). Four of the five weights
+* γ is clipped at ``gamma_floor`` (default :data:`GAMMA_FLOOR` = 0.01; bounds in
+  :mod:`scheduler.predictors.settings`). Four of the five weights
   reach 0 or below on ordinary jobs (``5 + log(q/p) ≤ 0`` once p ≥ 148 q seconds,
   ``11 + log(1/(qp)) ≤ 0`` once q·p ≥ e¹¹ ≈ 59 874 processor-seconds, ``log(qp) = 0`` for a
   1-processor 1-s job); a zero weight ignores a job and a negative one would *reward* the
@@ -62,6 +63,7 @@ import numpy as np
 from scheduler.core.compile import jit
 from scheduler.core.errors import ConfigurationError, quote
 from scheduler.core.registry import Registry
+from scheduler.predictors.settings import learner_setting
 
 #: Shapes of one side of a loss, in code order.
 SHAPES: tuple[str, ...] = ("linear", "squared")
@@ -269,6 +271,7 @@ def _evaluate(
     spec: object, f: object, p: object, q: object, gamma_floor: float, derivative: bool
 ) -> np.ndarray | float:
     code = parse_loss(spec).code
+    gamma_floor = learner_setting("gamma_floor", gamma_floor)
     fa, pa, qa = np.broadcast_arrays(
         np.asarray(f, dtype=np.float64),
         np.asarray(p, dtype=np.float64),
@@ -280,7 +283,7 @@ def _evaluate(
         np.ascontiguousarray(fa).ravel(),
         np.ascontiguousarray(pa).ravel(),
         np.ascontiguousarray(qa).ravel(),
-        float(gamma_floor),
+        gamma_floor,
         derivative,
         out.reshape(-1),
     )
@@ -306,7 +309,8 @@ def loss(
     q
         Processors of the job.
     gamma_floor
-        Lower bound of γ (dimensionless, > 0 recommended).
+        Lower bound of γ (dimensionless, > 0; bounded above by
+        :data:`scheduler.predictors.settings.MAX_GAMMA_FLOOR`).
     """
     return _evaluate(spec, f, p, q, gamma_floor, False)
 

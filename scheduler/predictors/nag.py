@@ -47,9 +47,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from scheduler.core.flags import flag
 from scheduler.predictors import _nag
 from scheduler.predictors._nag import basis_dim, nag_predict, nag_run, nag_update
 from scheduler.predictors.losses import GAMMA_FLOOR, parse_loss
+from scheduler.predictors.settings import check_learner
 
 #: Default step size η (s), chosen on logs the prediction campaign does not use (RICC,
 #: ANL-Intrepid, LANL-CM5): the E-loss + INCREMENTAL + SJBF AVEbsld relative to EASY, averaged
@@ -80,15 +82,16 @@ def new_state(n_features: int, *, squares: bool = True) -> tuple[np.ndarray, np.
     """
     if n_features < 0:
         raise ValueError("n_features must be >= 0")
-    d = basis_dim(int(n_features), bool(squares))
+    d = basis_dim(int(n_features), flag(squares, "squares"))
     return np.zeros((_nag.VEC_ROWS, d)), np.zeros(_nag.ACC_ROWS)
 
 
 def expand(x: np.typing.ArrayLike, *, squares: bool = True) -> np.ndarray:
     """Φ(x) as a new array (see the module docstring for the order of the terms)."""
+    squares = flag(squares, "squares")
     xa = np.ascontiguousarray(x, dtype=np.float64)
-    out = np.empty(basis_dim(xa.size, bool(squares)))
-    _nag.expand(xa, bool(squares), out)
+    out = np.empty(basis_dim(xa.size, squares))
+    _nag.expand(xa, squares, out)
     return out
 
 
@@ -102,13 +105,19 @@ class NagLearner:
     loss
         A loss spec or name (:func:`scheduler.predictors.losses.parse_loss`), default E-loss.
     eta
-        Step size η (s).
+        Step size η (s), > 0.
     lam
         ℓ2 weight λ ≥ 0 (penalty (λ/2)·Σ_{i≥1}(s_i·w_i)²).
     squares
         Whether Φ includes the squares x_i² (default True: the published dimension).
     gamma_floor
-        Lower bound of the loss weight γ.
+        Lower bound of the loss weight γ, > 0.
+
+    Raises
+    ------
+    ConfigurationError
+        A setting outside its bounds, which :mod:`scheduler.predictors.settings` sets and
+        explains (:func:`~scheduler.predictors.settings.check_learner`).
     """
 
     def __init__(
@@ -121,16 +130,10 @@ class NagLearner:
         squares: bool = True,
         gamma_floor: float = GAMMA_FLOOR,
     ) -> None:
-        if not eta > 0:
-            raise ValueError(f"eta must be > 0, got {eta}")
-        if not lam >= 0:
-            raise ValueError(f"lam must be >= 0, got {lam}")
+        self.eta, self.lam, self.gamma_floor = check_learner(eta, lam, gamma_floor)
         self.n_features = int(n_features)
         self.loss = parse_loss(loss)
-        self.eta = float(eta)
-        self.lam = float(lam)
-        self.squares = bool(squares)
-        self.gamma_floor = float(gamma_floor)
+        self.squares = flag(squares, "squares")
         self.vec, self.acc = new_state(self.n_features, squares=self.squares)
 
     def _x(self, x: np.typing.ArrayLike) -> np.ndarray:

@@ -6,9 +6,13 @@ do to the jobs they are given before a kernel sees them:
 
 - :func:`trace_table`: the job table and machine size of a trace or bare table;
 - :func:`machine_procs_value`, :func:`job_column`, :func:`check_choice`: one argument each;
-- :func:`first_invalid` and :func:`check_jobs`: the values a kernel cannot simulate (a
-  non-finite submit time, processors outside 1..m, a run time, estimate or requested time that
-  is not > 0 and finite; job numbers not finite or not unique);
+- :func:`first_invalid`, :func:`check_columns` and :func:`check_jobs`: the values a kernel
+  cannot simulate (a submit time that is not a finite number within ±2**52 s, processors
+  outside 1..m, a run time, estimate or requested time that is not > 0 and at most 2**52 s:
+  :data:`~scheduler.core.constants.MAX_TIME_S`; job numbers not finite or not unique), the
+  one check of every engine (base, prediction, redirection, memory, trials, window);
+- :func:`check_job_count` and :func:`check_job_ids`: no job at all, job numbers not finite or
+  not unique (also used by the memory-aware engine, whose jobs are a table);
 - :func:`job_matrix`: the kernel's ``jobs`` array (rows :data:`scheduler.sim._kernel.SUBMIT` ..
   ``JOBID``), checked, in (submit time, job number) order, as a :class:`JobMatrix` that
   restores the caller's order of any per-job result.
@@ -20,15 +24,16 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
 
-from scheduler.core.constants import MAX_MACHINE_PROCS
+from scheduler.core.constants import MAX_MACHINE_PROCS, MAX_TIME_S
 from scheduler.core.errors import ConfigurationError
 from scheduler.policies import PolicyInputs
 from scheduler.sim import _kernel as kernel
-from scheduler.traces.swf import Trace
+from scheduler.traces.swf import Trace, repeated_job_number
 
 #: Columns :func:`trace_table` requires of a bare job table by default.
 TABLE_COLUMNS = ("job_id", "submit_s", "run_s", "alloc_procs", "req_procs", "req_time_s")
@@ -36,6 +41,18 @@ TABLE_COLUMNS = ("job_id", "submit_s", "run_s", "alloc_procs", "req_procs", "req
 #: The rows of the job matrix, by name.
 _ROWS = {"submit_s": kernel.SUBMIT, "procs": kernel.PROCS, "run_s": kernel.RUN,
          "estimate_s": kernel.EST, "requested_s": kernel.REQ}  # fmt: skip
+
+#: How each job column is checked (:func:`first_invalid`): a time (the submit time), a
+#: processor count, a duration (run, estimated or requested time; ``req_time_s`` is the memory
+#: engine's name of the requested time).
+_KINDS = {"submit_s": "time", "procs": "procs", "run_s": "duration", "estimate_s": "duration",
+          "requested_s": "duration", "req_time_s": "duration"}  # fmt: skip
+
+#: Why a time beyond :data:`MAX_TIME_S` is refused (the end of a message).
+_EXACT_RANGE = (
+    f" ({MAX_TIME_S:,} s: the engines compute in float64, which holds whole seconds exactly "
+    "only up to 2**53, and a submit time plus a run or requested time must stay within it)"
+)
 
 
 def trace_table(
@@ -122,53 +139,102 @@ def check_choice(name: str, value: str, allowed: object) -> None:
         raise ConfigurationError(f"{name} must be one of {sorted(allowed)}, got {value!r}")  # type: ignore[call-overload]
 
 
-def _positive_finite(values: np.ndarray) -> np.ndarray:
-    return (values > 0) & np.isfinite(values)
+class Invalid(NamedTuple):
+    """A value a kernel cannot simulate: its column, the job's index (0-based, in the order
+    given), what the value must be, and whether it is out of the engines' exact time range
+    (finite, but beyond :data:`MAX_TIME_S`) rather than meaningless (NaN, <= 0, ...)."""
+
+    name: str
+    index: int
+    expected: str
+    out_of_range: bool
 
 
-def first_invalid(
-    columns: Mapping[str, np.ndarray], machine_procs: int
-) -> tuple[str, int, str] | None:
-    """The first value a kernel cannot simulate, as ``(column, job position, what it must
-    be)``, or None.
+def first_invalid(columns: Mapping[str, np.ndarray], machine_procs: int) -> Invalid | None:
+    """The first value a kernel cannot simulate, or None.
 
-    ``columns`` maps names among ``submit_s`` (finite), ``procs`` (an integer in
-    1..``machine_procs``), ``run_s``, ``estimate_s`` and ``requested_s`` (seconds, > 0 and
-    finite) to one float64 value per job; they are checked in that order.
+    ``columns`` maps names among ``submit_s`` (a finite number within ±:data:`MAX_TIME_S`
+    s), ``procs`` (an integer in 1..``machine_procs``), ``run_s``, ``estimate_s`` and
+    ``requested_s`` (or ``req_time_s``; seconds, > 0 and at most :data:`MAX_TIME_S`) to one
+    float64 value per job; they are checked in the order given, each over every job.
+
+    Why the time bound: the engines compute in float64, which holds whole seconds exactly only
+    up to 2**53. With every time within 2**52 s, a job's submit time plus its run, estimated or
+    requested time stays within 2**53; a submit time of 2**62 s would be rounded to a multiple
+    of 1024 s, silently changing the waits.
     """
-    for name in _ROWS:
-        values = columns.get(name)
-        if values is None:
-            continue
-        if name == "submit_s":
-            expected, ok = "a finite number", np.isfinite(values)
-        elif name == "procs":
-            expected = f"an integer in 1..{machine_procs}"
+    for name, values in columns.items():
+        kind = _KINDS[name]
+        if kind == "procs":
+            expected, wide = f"an integer in 1..{machine_procs}", ""
             ok = (values >= 1) & (values <= machine_procs) & (values == np.floor(values))
+            in_range = ok
+        elif kind == "time":
+            expected, wide = "a finite number", "within ±2**52 s"
+            ok = np.isfinite(values)
+            in_range = np.abs(values) <= MAX_TIME_S
         else:
-            expected, ok = "> 0 and finite", _positive_finite(values)
-        if not np.all(ok):
-            return name, int(np.flatnonzero(~ok)[0]), expected
+            expected, wide = "> 0 and finite", "> 0 and at most 2**52 s"
+            ok = (values > 0) & np.isfinite(values)
+            in_range = values <= MAX_TIME_S
+        valid = ok & in_range
+        if not np.all(valid):
+            j = int(np.flatnonzero(~valid)[0])
+            if ok[j]:
+                return Invalid(name, j, wide + _EXACT_RANGE, True)
+            return Invalid(name, j, expected, False)
     return None
+
+
+def check_columns(
+    columns: Mapping[str, np.ndarray],
+    machine_procs: int,
+    job_id: np.ndarray,
+    hint: str = " (apply scheduler.strong_filter to raw traces)",
+) -> None:
+    """Raise a ConfigurationError naming the first job (its number ``job_id`` and index) whose
+    value in ``columns`` cannot be simulated (:func:`first_invalid`), the column, what it must
+    be and the value; ``hint`` (how to repair it) follows a value that is not out of range."""
+    bad = first_invalid(columns, machine_procs)
+    if bad is not None:
+        value = float(columns[bad.name][bad.index])
+        raise ConfigurationError(
+            f"job {int(job_id[bad.index])} (index {bad.index}): {bad.name} must be "
+            f"{bad.expected}, got {value:g}{'' if bad.out_of_range else hint}"
+        )
 
 
 def check_jobs(jobs: np.ndarray, machine_procs: int) -> None:
     """Raise a ConfigurationError naming the first job of the matrix ``jobs`` (rows of
-    :mod:`scheduler.sim._kernel`) whose value cannot be simulated."""
-    bad = first_invalid({name: jobs[row] for name, row in _ROWS.items()}, machine_procs)
-    if bad is not None:
-        name, j, expected = bad
+    :mod:`scheduler.sim._kernel`, in the caller's order) whose value cannot be simulated
+    (:func:`check_columns`), or whose job number is not finite or repeats
+    (:func:`check_job_ids`)."""
+    check_job_ids(jobs[kernel.JOBID])
+    columns = {name: jobs[row] for name, row in _ROWS.items()}
+    check_columns(columns, machine_procs, jobs[kernel.JOBID])
+
+
+def check_job_count(n: int) -> None:
+    """A ConfigurationError when there is no job: a run of 0 jobs has no figures (its means
+    would be NaN or 0 and read as a result)."""
+    if n == 0:
         raise ConfigurationError(
-            f"job {int(jobs[kernel.JOBID, j])}: {name} must be {expected}, got "
-            f"{float(jobs[_ROWS[name], j]):g} (apply scheduler.strong_filter to raw traces)"
+            "no job to simulate: the input holds 0 jobs (did a filter remove every job?)"
         )
-    if not np.isfinite(jobs[kernel.JOBID]).all():
-        j = int(np.flatnonzero(~np.isfinite(jobs[kernel.JOBID]))[0])
-        raise ConfigurationError(
-            f"job_id must be finite job numbers, got {jobs[kernel.JOBID, j]:g} at position {j}"
-        )
-    if np.unique(jobs[kernel.JOBID]).shape[0] != jobs.shape[1]:
-        raise ConfigurationError("job numbers must be unique")
+
+
+def check_job_ids(job_id: np.ndarray) -> None:
+    """A ConfigurationError unless the job numbers ``job_id`` (one per job, in the caller's
+    order) are finite and unique: equal submit times are ordered by job number. The message
+    names the first bad number and its index (0-based) in the caller's order."""
+    ids = np.asarray(job_id, dtype=np.float64)
+    finite = np.isfinite(ids)
+    if not finite.all():
+        j = int(np.flatnonzero(~finite)[0])
+        raise ConfigurationError(f"job_id must be finite job numbers, got {ids[j]:g} at index {j}")
+    found = repeated_job_number(ids, np.arange(ids.shape[0]), "at indices")
+    if found is not None:
+        raise ConfigurationError(f"job_id: {found[0]}")
 
 
 def is_job_ordered(submit: np.ndarray, job_id: np.ndarray) -> bool:
@@ -241,10 +307,8 @@ def job_matrix(
     """
     submit = job_column("submit_s", submit_s, None)
     n = submit.shape[0]
-    if n == 0 and not allow_empty:
-        raise ConfigurationError(
-            "no job to simulate: the input holds 0 jobs (did a filter remove every job?)"
-        )
+    if not allow_empty:
+        check_job_count(n)
     jobs = np.empty((kernel.JOB_ROWS, n), dtype=np.float64)
     jobs[kernel.SUBMIT] = submit
     jobs[kernel.PROCS] = job_column("procs", procs, n)

@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from scheduler.core.errors import ConfigurationError
+from scheduler.core.flags import flag
 from scheduler.core.units import parse_duration
 from scheduler.policies import get_policy
 from scheduler.sim.engine import (
@@ -164,7 +165,7 @@ def simulate(
     order = _backfill_order(backfill)
     if not math.isinf(parse_duration(threshold)):
         raise _unsupported(f"threshold={threshold!r}")
-    if threshold_backfill is not False:
+    if flag(threshold_backfill, "threshold_backfill"):
         raise _unsupported(f"threshold_backfill={threshold_backfill!r}")
     if not (isinstance(estimate, str) and estimate == "requested"):
         shown = estimate if isinstance(estimate, str) else f"an {type(estimate).__name__}"

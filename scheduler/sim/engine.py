@@ -24,6 +24,7 @@ import polars as pl
 
 from scheduler.core.constants import BSLD_TAU_S
 from scheduler.core.errors import ConfigurationError
+from scheduler.core.flags import flag
 from scheduler.core.units import parse_duration
 from scheduler.policies import PriorityKey, get_policy, priority_key
 from scheduler.sim import _kernel as kernel
@@ -85,7 +86,9 @@ class Simulation:
     reservation, outlive
         See ``docs/simulator.md``.
     validate
-        Check the inputs (turn off only in hot loops over data already checked).
+        Check the inputs (turn off only in hot loops over data already checked). Every flag
+        (this one, ``threshold_backfill``) is ``True`` or ``False``: anything else is a
+        ConfigurationError (:func:`scheduler.core.flags.flag`).
     """
 
     def __init__(
@@ -103,6 +106,7 @@ class Simulation:
         validate: bool = True,
     ) -> None:
         machine_procs = machine_procs_value(machine_procs)
+        validate = flag(validate, "validate")
         if validate:
             check_choice("reservation", reservation, RESERVATIONS)
             check_choice("outlive", outlive, _OUTLIVE_CODES)
@@ -189,7 +193,7 @@ class Simulation:
         _check_policy_name("primary", primary, allow_none=False)
         _check_policy_name("backfill", backfill, allow_none=True)
         threshold_s = _seconds("threshold_s", threshold_s)
-        threshold_backfill = _flag("threshold_backfill", threshold_backfill)
+        threshold_backfill = flag(threshold_backfill, "threshold_backfill")
         until_s = _seconds("until_s", until_s, negative_ok=True)
         pause_overdue_s = _seconds("pause_overdue_s", pause_overdue_s)
         self._set_policies(primary, backfill)
@@ -285,13 +289,6 @@ def _check_policy_name(name: str, value: object, *, allow_none: bool) -> None:
         return
     expected = "a policy name (str) or None" if allow_none else "a policy name (str)"
     raise TypeError(f"{name} must be {expected}, got {value!r}")
-
-
-def _flag(name: str, value: object) -> bool:
-    """``value`` as a bool; anything but a (NumPy) bool is a TypeError naming ``name``."""
-    if not isinstance(value, bool | np.bool_):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
 
 
 def _seconds(name: str, value: object, *, negative_ok: bool = False) -> float:

@@ -30,6 +30,7 @@ from scheduler.core.constants import BSLD_TAU_S
 from scheduler.core.errors import ConfigurationError, quote
 from scheduler.core.registry import Registry
 from scheduler.sim import _memory_kernel as mk
+from scheduler.sim._jobs import check_columns, check_job_count, check_job_ids
 from scheduler.sim.cache import call_repairing_cache
 from scheduler.sim.metrics import RunFigures, run_figures, table_arrays, with_job_metrics
 from scheduler.sim.results import RunResult, json_ready
@@ -290,9 +291,16 @@ def memory_jobs(table: pl.DataFrame | Trace) -> pl.DataFrame:
     Raises
     ------
     ConfigurationError
-        A needed column is missing, or a memory field is unknown (<= 0): filter first
-        (:func:`scheduler.traces.memory.memory_filter`).
+        A needed column is missing, a job number repeats (as for the other engines:
+        ``scheduler.sim._jobs.check_job_ids``), or a memory field is unknown (<= 0): filter
+        first (:func:`scheduler.traces.memory.memory_filter`).
     """
+    return _engine_table(table).sort("submit_s", "job_id")
+
+
+def _engine_table(table: pl.DataFrame | Trace) -> pl.DataFrame:
+    """:func:`memory_jobs` in the caller's job order (the engine sorts after its checks, so
+    that they name each job's index as the other engines do)."""
     if isinstance(table, Trace):
         table = table.jobs
     if not isinstance(table, pl.DataFrame):
@@ -329,6 +337,7 @@ def memory_jobs(table: pl.DataFrame | Trace) -> pl.DataFrame:
             (pl.col("used_mem_kb").cast(pl.Float64) / _KB_PER_MB).alias("used_mem_mb"),
             pl.col("user_id").cast(pl.Int64),
         )
+    check_job_ids(jobs["job_id"].to_numpy())  # in the caller's order, as the other engines
     for column in ("req_mem_mb", "used_mem_mb"):
         bad = jobs.filter(~(pl.col(column) > 0))
         if bad.height:
@@ -336,18 +345,23 @@ def memory_jobs(table: pl.DataFrame | Trace) -> pl.DataFrame:
                 f"memory_jobs: {bad.height} job(s) without a known {column} (first: job "
                 f"{bad['job_id'][0]}); remove them with scheduler.traces.memory.memory_filter"
             )
-    return jobs.sort("submit_s", "job_id")
+    return jobs
 
 
 def _check_jobs(jobs: pl.DataFrame, config: MemoryConfig) -> None:
-    """Refuse jobs the model cannot run, naming the first offending job."""
+    """Refuse jobs the model cannot run, naming the first offending job: the times and
+    processors as every engine does (``scheduler.sim._jobs.check_columns``, the nodes as the
+    machine), then the memory engine's own rules."""
+    columns = ("submit_s", "procs", "run_s", "req_time_s")
+    check_columns(
+        {name: jobs[name].cast(pl.Float64).to_numpy() for name in columns},
+        config.nodes,
+        jobs["job_id"].to_numpy(),
+        hint=" (scheduler.traces.memory.memory_filter removes such jobs)",
+    )
     big = config.largest_memory_mb
     rules = (
-        (~(pl.col("submit_s").is_finite()) | (pl.col("submit_s") < 0), "submit_s must be >= 0"),
-        (~(pl.col("run_s") > 0) | ~pl.col("run_s").is_finite(), "run_s must be > 0 s"),
-        (~(pl.col("req_time_s") > 0), "req_time_s must be > 0 s"),
-        ((pl.col("procs") < 1) | (pl.col("procs") > config.nodes),
-         f"procs must be in 1..{config.nodes} (the machine's nodes)"),
+        (pl.col("submit_s") < 0, "submit_s must be >= 0"),
         (pl.col("used_mem_mb") > pl.col("req_mem_mb"),
          "used_mem_mb must be <= req_mem_mb (memory_filter(under_request=...) repairs this)"),
         (pl.col("req_mem_mb") > big, f"req_mem_mb must be <= the largest node memory, {big} MB"),
@@ -373,9 +387,10 @@ def simulate_memory_arrays(
     config: MemoryConfig,
 ) -> MemoryArrays:
     """A whole memory-aware run over arrays in job order ((submit, job number); float64 except
-    ``procs`` and ``user``, int64). No validation beyond the shapes: :func:`simulate_memory`
-    validates."""
+    ``procs`` and ``user``, int64). No validation beyond the shapes (and no job at all, which
+    every engine refuses): :func:`simulate_memory` validates."""
     n = len(submit_s)
+    check_job_count(n)
     arrays = [
         np.ascontiguousarray(v, dtype=np.float64)
         for v in (submit_s, run_s, est_s, req_mem_mb, used_mem_mb)
@@ -446,14 +461,17 @@ def simulate_memory(jobs: pl.DataFrame | Trace, config: MemoryConfig | None = No
     Raises
     ------
     ConfigurationError
-        A job the model cannot run (wider than the machine, using more than it requests,
-        requesting more than the largest node, non-positive run or requested time), naming it.
+        No job at all, a job number that repeats, or a job the model cannot run (wider than
+        the machine, using more than it requests, requesting more than the largest node,
+        non-positive run or requested time), naming it; the same checks and messages as the
+        other engines (``scheduler.sim._jobs``) where they apply.
     """
     config = MemoryConfig() if config is None else config
     if not isinstance(config, MemoryConfig):
         raise TypeError(f"config must be a MemoryConfig, got {type(config).__name__}")
-    table = memory_jobs(jobs)
-    _check_jobs(table, config)
+    table = _engine_table(jobs)
+    _check_jobs(table, config)  # in the caller's order: the messages name each job's index
+    table = table.sort("submit_s", "job_id")
     out = simulate_memory_arrays(
         table["submit_s"].to_numpy(), table["procs"].to_numpy(), table["run_s"].to_numpy(),
         table["req_time_s"].to_numpy(), table["req_mem_mb"].to_numpy(),

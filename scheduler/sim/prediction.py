@@ -23,11 +23,13 @@ import polars as pl
 
 from scheduler.core.constants import BSLD_TAU_S
 from scheduler.core.errors import ConfigurationError
+from scheduler.core.flags import flag
 from scheduler.predictors import PREDICTORS
 from scheduler.predictors.corrections import CORRECTIONS
 from scheduler.predictors.losses import GAMMA_FLOOR, loss_code
 from scheduler.predictors.nag import ETA
 from scheduler.predictors.nag import new_state as nag_state
+from scheduler.predictors.settings import check_learner
 from scheduler.sim import _kernel as kernel
 from scheduler.sim import _predict_kernel as pk
 from scheduler.sim._jobs import (
@@ -145,7 +147,9 @@ def simulate_predicted_arrays(
     ``user_id`` is the SWF user number (any integers); the other arrays are as for
     :func:`scheduler.sim.engine.simulate_arrays`, with the requested time as the upper bound of
     every prediction. ``loss``, ``eta``, ``lam``, ``squares`` and ``gamma_floor`` configure the
-    ``"nag"`` predictor (``scheduler.predictors.nag.NagLearner``) and are ignored otherwise.
+    ``"nag"`` predictor (``scheduler.predictors.nag.NagLearner``) and are ignored otherwise,
+    but always checked (:func:`scheduler.predictors.settings.check_learner`: outside their
+    bounds every prediction would collapse to the 1-s floor).
     ``reservation="classic"`` counts, in the head's extra processors, every running job whose
     predicted end equals the shadow time; ``whole_seconds`` rounds the AVE2 and NAG predictions
     down to whole seconds before their bounds. Both as the published study's simulator (pyss)
@@ -153,11 +157,10 @@ def simulate_predicted_arrays(
     """
     name, corr, order = _names(predictor, correction, backfill_order)
     check_choice("reservation", reservation, RESERVATIONS)
+    whole_seconds = flag(whole_seconds, "whole_seconds")
+    squares = flag(squares, "squares")
+    eta, lam, gamma_floor = check_learner(eta, lam, gamma_floor)  # whatever the predictor
     code = loss_code(loss) if name == "nag" else 0
-    if name == "nag" and not eta > 0:
-        raise ConfigurationError(f"eta must be > 0, got {eta}")
-    if name == "nag" and not lam >= 0:
-        raise ConfigurationError(f"lam must be >= 0, got {lam}")
     m = machine_procs_value(machine_procs)
     # the requested time is both the estimate the kernel starts from and the upper bound
     submit = job_column("submit_s", submit_s, None)
@@ -181,8 +184,7 @@ def simulate_predicted_arrays(
     vec, acc = nag_state(pk.N_FEAT, squares=squares)
     pk.run(
         jobs, user_index, _PREDICTOR_CODES[name], _CORRECTION_CODES[corr], order == "sjbf",
-        reservation == "classic", bool(whole_seconds), code, float(eta), float(lam),
-        float(gamma_floor),
+        reservation == "classic", whole_seconds, code, eta, lam, gamma_floor,
         istate, iwork, fwork, pred, ncorr, feats, ustate, links, uhead, vec, acc,
     )  # fmt: skip
 
@@ -219,6 +221,13 @@ def simulate_predicted(
     ``easy`` (FCFS) or ``sjbf`` (shortest predicted job first). The user of each job is SWF
     field 12 (``user_id``). Each job uses its allocated processors (SWF field 5), or its
     requested ones (field 8) when the allocated count is unknown.
+
+    ``loss``, ``eta`` (the step size η, s), ``lam`` (the ℓ2 weight λ), ``squares`` and
+    ``gamma_floor`` (the floor of the loss weight γ) configure the ``nag`` learner
+    (:class:`~scheduler.predictors.nag.NagLearner`). A setting outside its bounds
+    (:mod:`scheduler.predictors.settings`: η in (0, 2**52] s, λ in [0, 1e12], the floor in
+    (0, 1000]) is a :class:`~scheduler.core.errors.ConfigurationError` naming it, whatever the
+    predictor.
     """
     table, m = trace_table(trace, machine_procs, "simulate_predicted", _TABLE_COLUMNS)
     m = machine_procs_value(m)

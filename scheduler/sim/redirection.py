@@ -31,6 +31,7 @@ import numpy as np
 import polars as pl
 
 from scheduler.core.errors import ConfigurationError
+from scheduler.core.flags import flag
 from scheduler.policies import PolicyInputs, PriorityKey, get_policy, priority_key
 from scheduler.sim import _kernel as kernel
 from scheduler.sim import _redirect_kernel as rk
@@ -214,6 +215,8 @@ class RedirectSimulation:
         disables backfilling on the dedicated pool alone).
     balance
         Load balancing: no redirection while the dedicated pool's queue holds a waiting job.
+        ``True`` or ``False`` (a NumPy bool too); anything else, ``"no"`` included, is a
+        ConfigurationError (:func:`scheduler.core.flags.flag`).
     requested_s
         Requested time (s) used when a job outlives its estimate (default: ``estimate_s``).
     job_id
@@ -241,6 +244,8 @@ class RedirectSimulation:
         validate: bool = True,
     ) -> None:
         m = machine_procs_value(machine_procs)
+        balance = flag(balance, "balance")
+        validate = flag(validate, "validate")
         main_procs, dedicated_procs = pool_sizes(alpha, m)
         self._matrix = job_matrix(
             submit_s, procs, run_s, estimate_s, m, requested_s=requested_s, job_id=job_id,
@@ -263,7 +268,7 @@ class RedirectSimulation:
         self.main_procs = main_procs
         self.dedicated_procs = dedicated_procs
         self.alpha = float(alpha)
-        self.balance = bool(balance)
+        self.balance = balance
         backfill = _backfill_name(backfill, "backfill")
         if not isinstance(primary, str):
             raise TypeError(f"primary must be a policy name (str), got {primary!r}")
@@ -540,6 +545,7 @@ def simulate_redirect(
     """
     table, m = trace_table(trace_or_table, machine_procs, "simulate_redirect")
     m = machine_procs_value(m)
+    balance = flag(balance, "balance")
     theta_value = _theta(theta)
     if isinstance(tau_s, bool) or not isinstance(tau_s, int | float) or not tau_s > 0:
         raise ConfigurationError(f"tau_s must be > 0 seconds, got {tau_s!r}")
@@ -582,7 +588,7 @@ def simulate_redirect(
         backfill=None if backfill_name is None else get_policy(backfill_name).name,
         dedicated_primary=get_policy(d_primary).name,  # type: ignore[arg-type]
         dedicated_backfill=None if d_backfill is None else get_policy(d_backfill).name,
-        balance=bool(balance),
+        balance=balance,
         tau_s=float(tau_s),
     )
     summary = _summary(result, m, float(tau_s), out.redirections)

@@ -124,9 +124,9 @@ def _jobs(
     columns = {"submit_s": submit, "procs": procs_f, "run_s": run}
     bad = first_invalid(columns, m)
     if bad is not None:
-        name, j, expected = bad
         raise ConfigurationError(
-            f"{name} must be {expected}, got {columns[name][j]:g} for job {j} of the tuple"
+            f"{bad.name} must be {bad.expected}, got {columns[bad.name][bad.index]:g} for job "
+            f"{bad.index} of the tuple"
         )
     return submit, procs_f.astype(np.int64), run, n_state, m
 

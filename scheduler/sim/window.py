@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from scheduler.core.errors import ConfigurationError
+from scheduler.core.flags import flag
 from scheduler.policies import PolicyInputs, priority_key
 from scheduler.sim import _window_kernel as kernel
 from scheduler.sim._jobs import first_invalid, job_column, machine_procs_value
@@ -84,10 +85,11 @@ def simulate_window(
         "estimate_s": job_column("estimate_s", estimate_s, n),
     }
     machine = machine_procs_value(machine_procs)
+    backfilling = flag(backfilling, "backfilling")
+    exchange_sort = flag(exchange_sort, "exchange_sort")
     bad = first_invalid(columns, machine)
     if bad is not None:
-        name, position, expected = bad
-        raise ConfigurationError(f"{name} of job {position} must be {expected}")
+        raise ConfigurationError(f"{bad.name} of job {bad.index} must be {bad.expected}")
     if n > 1 and np.any(np.diff(submit) < 0):
         raise ConfigurationError("submit_s must be nondecreasing (jobs in submission order)")
     if queue_window is not None and queue_window < 1:
@@ -108,6 +110,6 @@ def simulate_window(
             np.ascontiguousarray(key.base, dtype=np.float64),
             np.ascontiguousarray(key.divisor, dtype=np.float64),
             machine, 0 if queue_window is None else int(queue_window), int(n_in_order),
-            bool(backfilling), bool(exchange_sort), start,
+            backfilling, exchange_sort, start,
         )  # fmt: skip
     return start

@@ -52,6 +52,7 @@ from typing import Any
 
 from scheduler.core.atomic import atomic_path, atomic_write_bytes
 from scheduler.core.errors import ConfigurationError, SchedlabError
+from scheduler.core.flags import flag
 from scheduler.core.version import __version__
 
 __all__ = [
@@ -263,6 +264,7 @@ def fetch_trace(
     ConfigurationError
         ``retries`` < 1, ``backoff_s`` < 0, ``timeout_s`` <= 0 or ``max_bytes`` < 1.
     """
+    offline = flag(offline, "offline")
     if retries < 1:
         raise ConfigurationError(f"retries must be at least 1, got {retries}")
     if backoff_s < 0:

@@ -45,6 +45,7 @@ import polars as pl
 
 from scheduler.core.atomic import atomic_write_bytes
 from scheduler.core.errors import ConfigurationError, NoJobsError
+from scheduler.core.flags import flag
 from scheduler.traces.swf import Trace, check_unique_job_ids
 
 __all__ = [
@@ -216,6 +217,7 @@ def strong_filter(
         in; removed by rule: procs > machine <n>, ...)"``; its ``report`` is the report.
     """
     check_overrun(overrun)
+    require_jobs = flag(require_jobs, "require_jobs")
     machine_procs = trace.machine_procs
     jobs = trace.jobs
     check_unique_job_ids(jobs, trace.path)

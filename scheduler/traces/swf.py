@@ -31,8 +31,9 @@ import numpy as np
 import polars as pl
 
 from scheduler.core.atomic import atomic_write_bytes
-from scheduler.core.constants import SWF_COLUMNS, SWF_SCHEMA
+from scheduler.core.constants import MAX_TIME_S, SWF_COLUMNS, SWF_SCHEMA
 from scheduler.core.errors import ConfigurationError, TraceFormatError, quote
+from scheduler.core.flags import flag
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -42,6 +43,7 @@ __all__ = [
     "Trace",
     "check_unique_job_ids",
     "read_swf",
+    "repeated_job_number",
     "used_procs",
     "write_swf",
 ]
@@ -98,8 +100,14 @@ REASON_FIELD_COUNT = "wrong field count"
 REASON_NON_NUMERIC = "non-numeric value"
 REASON_NON_INTEGRAL = "non-integral value"
 REASON_OUT_OF_RANGE = "integer out of range"
-_CODE_REASONS = {1: REASON_NON_NUMERIC, 2: REASON_NON_INTEGRAL, 3: REASON_OUT_OF_RANGE}
+REASON_TIME_RANGE = "time beyond ±2**52 s"
+_CODE_REASONS = {1: REASON_NON_NUMERIC, 2: REASON_NON_INTEGRAL, 3: REASON_OUT_OF_RANGE,
+                 4: REASON_TIME_RANGE}  # fmt: skip
 _INT64_LIMIT = 2.0**63
+#: The fields the simulator reads as times (s): refused beyond ±MAX_TIME_S (2**52 s), the
+#: range in which the engines' float64 arithmetic is exact to the second
+#: (:data:`scheduler.core.constants.MAX_TIME_S`).
+_TIME_FIELDS = ("submit_s", "run_s", "req_time_s")
 _REST = "_rest"
 
 
@@ -357,34 +365,71 @@ def check_unique_job_ids(
         :data:`_LISTED_OCCURRENCES`) and how many numbers repeat.
     """
     ids = jobs.get_column("job_id")
+    if line_numbers is None:
+        found = repeated_job_number(ids, pl.Series(range(1, jobs.height + 1)), "on rows")
+    else:
+        found = repeated_job_number(ids, line_numbers, "on lines")
+    if found is None:
+        return
+    message, first_repeat = found
+    raise TraceFormatError(
+        "<jobs table>" if path is None else path,
+        message,
+        line=None if line_numbers is None else first_repeat,
+        field="job_id",
+    )
+
+
+def repeated_job_number(
+    ids: pl.Series | np.ndarray, positions: pl.Series | np.ndarray, what: str
+) -> tuple[str, int] | None:
+    """What to say of the first job number that repeats in ``ids``, or None when all differ.
+
+    The one wording of a repeated job number, for a file (:func:`check_unique_job_ids`, with
+    line numbers) and for the simulator's inputs (``scheduler.sim._jobs``, with indices).
+
+    Parameters
+    ----------
+    ids
+        The job numbers, one per job.
+    positions
+        Where each job is (a line number, a row, an index), one per job.
+    what
+        What ``positions`` are, plural, after a preposition (``"on lines"``, ``"on rows"``,
+        ``"at indices"``).
+
+    Returns
+    -------
+    tuple or None
+        The message (the number, every place it occurs up to :data:`_LISTED_OCCURRENCES`, how
+        many numbers repeat, why they must not) and the position of its first repeat.
+    """
+    ids = pl.Series("job_id", ids)
     repeated = ids.is_duplicated()
     if not repeated.any():
-        return
-    positions = (
-        pl.Series(range(1, jobs.height + 1)) if line_numbers is None else line_numbers
-    ).alias("at")
-    table = pl.DataFrame({"job_id": ids, "at": positions, "first": ids.is_first_distinct()})
+        return None
+    first = ids.is_first_distinct()
+    table = pl.DataFrame({"job_id": ids, "at": pl.Series(positions), "first": first})
     table = table.filter(repeated)
     first_repeat = table.filter(~pl.col("first")).row(0, named=True)
     number = first_repeat["job_id"]
-    where = table.filter(pl.col("job_id") == number).get_column("at").to_list()
+    if isinstance(number, float) and number.is_integer():
+        number = int(number)
+    where = table.filter(pl.col("job_id") == first_repeat["job_id"]).get_column("at").to_list()
     listed = [str(at) for at in where[:_LISTED_OCCURRENCES]]
     if len(where) > _LISTED_OCCURRENCES:
         places = ", ".join(listed) + ", ..."
     else:
         places = ", ".join(listed[:-1]) + f" and {listed[-1]}"
-    what = "rows" if line_numbers is None else "lines"
-    message = f"job number {number} appears {len(where)} times, on {what} {places}"
+    message = f"job number {number} appears {len(where)} times, {what} {places}"
     others = table.get_column("job_id").n_unique()
     if others > 1:
         message += f" ({others} job numbers repeat)"
-    raise TraceFormatError(
-        "<jobs table>" if path is None else path,
-        f"{message}; expected unique job numbers (ties of equal submit times are broken by "
-        "job number, so a duplicate would change results)",
-        line=None if line_numbers is None else int(first_repeat["at"]),
-        field="job_id",
+    message += (
+        "; expected unique job numbers (ties of equal submit times are broken by job number, "
+        "so a duplicate would change results)"
     )
+    return message, int(first_repeat["at"])
 
 
 #: Occurrences of a repeated job number that :func:`check_unique_job_ids` lists.
@@ -435,7 +480,9 @@ def read_swf(
     TraceFormatError
         The file is missing, unreadable, a truncated or corrupt gzip, not UTF-8, has no job
         lines, a job line has not 18 fields or a field is not a (finite) number or an integer
-        field holds a non-integral value (strict mode), a typed header value is not an integer,
+        field holds a non-integral value or a submit, run or requested time is beyond
+        ±2**52 s (the simulator's exact range, ``scheduler.core.constants.MAX_TIME_S``; strict
+        mode: lenient mode skips the line), a typed header value is not an integer,
         or the machine size is unknown, or the content exceeds ``max_bytes``. The message
         names the file, the 1-based line of the
         decompressed file (header and blank lines count) and the field.
@@ -451,6 +498,8 @@ def read_swf(
     """
     if machine_procs is not None:
         machine_procs = _check_machine_procs(machine_procs)
+    lenient = flag(lenient, "lenient")
+    infer_machine_procs = flag(infer_machine_procs, "infer_machine_procs")
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, numbers.Integral) or max_bytes < 1:
         raise ConfigurationError(
             f"max_bytes must be a positive integer (bytes), got {quote(max_bytes)}"
@@ -641,7 +690,13 @@ def _parse_fast(normalised: bytes) -> pl.DataFrame | None:
     if jobs.height == 0 or sum(jobs.null_count().row(0)):
         return None
     finite = jobs.select(pl.col(pl.Float64).is_finite().all()).row(0)
-    return jobs if all(finite) else None
+    in_range = jobs.select(_in_time_range(pl.col(name)).all() for name in _TIME_FIELDS).row(0)
+    return jobs if all(finite) and all(in_range) else None
+
+
+def _in_time_range(value: pl.Expr) -> pl.Expr:
+    """Whether an integer time (s) is within ±MAX_TIME_S (no ``abs``: it wraps at -2**63)."""
+    return (value >= -MAX_TIME_S) & (value <= MAX_TIME_S)
 
 
 def _normalise_whitespace(data: bytes) -> bytes:
@@ -732,7 +787,7 @@ def _diagnose(candidates: pl.DataFrame) -> pl.DataFrame:
     ).unnest("_tokens")
     columns, codes = [], {}
     for name, dtype in SWF_SCHEMA.items():
-        value, code = _parse_tokens(tokens.get_column(f"_token_{name}"), dtype)
+        value, code = _parse_tokens(tokens.get_column(f"_token_{name}"), dtype, name)
         columns.append(value.alias(name))
         if code is not None:
             codes[name] = code.alias(f"_code_{name}")
@@ -757,21 +812,29 @@ def _diagnose(candidates: pl.DataFrame) -> pl.DataFrame:
     return tokens.with_columns(reason.alias("_reason"), first_field.alias("_field"))
 
 
-def _parse_tokens(tokens: pl.Series, dtype: pl.DataType) -> tuple[pl.Series, pl.Series | None]:
-    """Values of one field's tokens, and their problem codes (``None`` when all are fine).
+def _parse_tokens(
+    tokens: pl.Series, dtype: pl.DataType, name: str
+) -> tuple[pl.Series, pl.Series | None]:
+    """Values of one field's tokens (field ``name``), and their problem codes (``None`` when
+    all are fine).
 
-    Codes: 0 fine, 1 not a finite number, 2 not integral, 3 outside the signed 64-bit range.
-    A missing token (short line) is code 1; the field-count check reports such lines first.
+    Codes: 0 fine, 1 not a finite number, 2 not integral, 3 outside the signed 64-bit range,
+    4 a time (:data:`_TIME_FIELDS`) beyond ±MAX_TIME_S. A missing token (short line) is code 1;
+    the field-count check reports such lines first.
     """
+    time = name in _TIME_FIELDS
     if dtype.is_integer():
         as_int = tokens.cast(pl.Int64, strict=False)
-        if as_int.null_count() == tokens.null_count():
+        plain = as_int.null_count() == tokens.null_count()
+        if plain and not (time and not _in_time_range(as_int).fill_null(True).all()):
             return as_int, None  # the usual case: every present token is a plain integer
     else:
         as_float = tokens.cast(pl.Float64, strict=False)
         if as_float.null_count() == tokens.null_count() and as_float.is_finite().all():
             return as_float, None
     value, code = _field_value_and_code(dtype)
+    if time:
+        code = pl.when((code == 0) & ~_in_time_range(value).fill_null(True)).then(4).otherwise(code)
     parsed = pl.DataFrame({"token": tokens}).select(value.alias("value"), code.alias("code"))
     return parsed.get_column("value"), parsed.get_column("code")
 
@@ -823,6 +886,10 @@ def _job_line_error(path: str, row: dict[str, object]) -> TraceFormatError:
         REASON_NON_NUMERIC: "a finite number",
         REASON_NON_INTEGRAL: "an integer",
         REASON_OUT_OF_RANGE: "an integer within the signed 64-bit range",
+        REASON_TIME_RANGE: (
+            f"a time within ±2**52 s ({MAX_TIME_S:,} s: the simulator computes in float64, "
+            "which holds whole seconds exactly only up to 2**53)"
+        ),
     }[str(reason)]
     return TraceFormatError(
         path, f"expected {expected}, found {quote(token)}", line=line, field=name
@@ -859,8 +926,9 @@ def write_swf(
     Raises
     ------
     ConfigurationError
-        A column is missing or not writable (nulls, non-finite, non-integral integers), or a
-        header line is not a single ``;`` line. Nothing is written then.
+        A column is missing or not writable (nulls, non-finite, non-integral integers), a
+        submit, run or requested time is beyond ±2**52 s (which :func:`read_swf` refuses), or
+        a header line is not a single ``;`` line. Nothing is written then.
 
     Notes
     -----
@@ -873,6 +941,15 @@ def write_swf(
         header = trace_or_jobs.header if header is None else header
     else:
         jobs = _coerce_jobs(trace_or_jobs)
+    for name in _TIME_FIELDS:  # read_swf refuses them: the round trip would break
+        far = jobs.select(_in_time_range(pl.col(name)).not_().arg_true()).to_series()
+        if far.len():
+            row = int(far[0])
+            raise ConfigurationError(
+                f"column {name}: job {jobs['job_id'][row]} (row {row + 1}) has the time "
+                f"{jobs[name][row]} s, beyond ±2**52 s, which read_swf refuses (the simulator's "
+                "exact range: scheduler.core.constants.MAX_TIME_S)"
+            )
     lines = _header_block(header, extra_header_lines)
     body = _job_lines(jobs)
     if body:

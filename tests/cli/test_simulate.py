@@ -238,6 +238,23 @@ def test_simulate_sjbf_without_predictor_is_spf_backfilling(
 
 
 @pytest.mark.parametrize(
+    ("option", "value"), [("--eta", "inf"), ("--eta", "nan"), ("--eta", "-1"), ("--lam", "inf"),
+                          ("--lam", "-0.5"), ("--eta", "1e300")],
+)  # fmt: skip
+def test_simulate_bad_learner_settings_are_the_apis_error(
+    capsys: pytest.CaptureFixture[str], kth_slice: Trace, option: str, value: str
+) -> None:
+    """``--eta inf`` made every prediction 1 s; now the API's refusal, word for word."""
+    setting = option.removeprefix("--")
+    with pytest.raises(scheduler.ConfigurationError) as api:
+        simulate(kth_slice, predictor="nag", **{setting: float(value)})
+    assert str(api.value).startswith(f"{setting}: ")
+    code, out, err = run(capsys, "simulate", KTH_SLICE, "--predictor", "nag", option, value)
+    assert_one_line_error(code, out, err)
+    assert err.strip() == f"scheduler: error: {api.value}"
+
+
+@pytest.mark.parametrize(
     ("argv", "fragments"),
     [
         (["--predictor", "foo"], ("--predictor 'foo' is neither a predictor", "eloss")),

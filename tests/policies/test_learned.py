@@ -357,3 +357,75 @@ def test_command_line_accepts_the_spec(tmp_path, capsys):
     assert "expected learned:PATH#RANK" in err
     code, out, _ = run(capsys, "policies")
     assert code == 0 and "learned:PATH#RANK" in out
+
+
+# -- a fit file too large to be one (refused from its metadata, before it is loaded) -----------
+
+
+def constant_fit_file(path: Path, groups: int, rows_per_group: int = 100_000) -> Path:
+    """A parquet fit file of ``groups * rows_per_group`` copies of one row, written in row
+    groups of constant (run-length encoded) columns: a few kilobytes per million rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = rows_per_group
+
+    def text(value: str) -> pa.Array:
+        return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([value]))
+
+    row = {"rank": pa.array(np.ones(n, np.int64)), "alpha": text("log10"), "beta": text("x"),
+           "gamma": text("log10"), "op1": text("*"), "op2": text("+"),
+           **{c: pa.array(np.ones(n)) for c in ("c1", "c2", "c3", "mae")},
+           "duplicate_of": pa.nulls(n, pa.int64())}  # fmt: skip
+    table = pa.table(row)
+    with pq.ParquetWriter(path, table.schema, compression="zstd") as writer:
+        for _ in range(groups):
+            writer.write_table(table)
+    return path
+
+
+def test_a_fit_file_of_millions_of_rows_is_refused_before_it_is_read(
+    tmp_path, kth_slice, monkeypatch
+):
+    """A 6.4 MB fit file of 200 million constant rows, given as learned:bomb.parquet#1,
+    reached 3.9 GB resident and aborted; its metadata tells it is no fit file."""
+    bomb = constant_fit_file(tmp_path / "bomb.parquet", groups=20)  # 2,000,000 rows
+    assert bomb.stat().st_size < 1_000_000
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("the fit file was loaded")
+
+    monkeypatch.setattr(pl, "read_parquet", no_load)
+    with pytest.raises(ConfigurationError) as info:
+        scheduler.simulate(kth_slice, f"learned:{bomb}#1")
+    message = str(info.value)
+    assert message.startswith(f"fit file {bomb}: 2,000,000 rows")
+    assert "at most 10,000" in message
+
+
+def test_a_fit_file_too_large_on_disk_is_refused(tmp_path, monkeypatch):
+    from scheduler.policies import learned
+
+    path = fit_file(tmp_path / "f.parquet", F1_ROW)
+    monkeypatch.setattr(learned, "MAX_FIT_FILE_BYTES", path.stat().st_size - 1)
+    with pytest.raises(ConfigurationError, match=r"f\.parquet: .* bytes, more than a fit file"):
+        load_function(path, 1)
+
+
+def test_a_fit_table_beyond_the_bound_is_not_written(tmp_path):
+    from scheduler.policies.learned import MAX_FIT_ROWS
+    from scheduler.studies.learned.regression import write_functions
+
+    table = pl.DataFrame({"rank": range(1, MAX_FIT_ROWS + 2), **{k: v for k, v in F1_ROW.items()},
+                          "mae": 0.0, "duplicate_of": None})  # fmt: skip
+    with pytest.raises(ConfigurationError, match=r"10,001 rows, more than a fit file holds"):
+        write_functions(table, tmp_path / "big.parquet")
+    assert not (tmp_path / "big.parquet").exists()
+
+
+def test_the_command_line_refuses_the_bomb_in_one_line(tmp_path, capsys):
+    from cli.helpers import assert_one_line_error
+
+    bomb = constant_fit_file(tmp_path / "bomb.parquet", groups=1, rows_per_group=20_000)
+    code, out, err = run(capsys, "simulate", KTH_SLICE, "--primary", f"learned:{bomb}#1")
+    assert_one_line_error(code, out, err, f"fit file {bomb}: 20,000 rows")

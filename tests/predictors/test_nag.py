@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from scheduler.core.errors import ConfigurationError
 from scheduler.predictors.losses import GAMMA_FLOOR, parse_loss
 from scheduler.predictors.nag import NagLearner, basis_dim, expand
 
@@ -177,9 +178,11 @@ def test_basis_order_by_hand():
 
 
 def test_bad_arguments():
-    with pytest.raises(ValueError, match="eta"):
+    with pytest.raises(ConfigurationError, match=r"^eta: the step size"):
         NagLearner(2, eta=0.0)
-    with pytest.raises(ValueError, match="lam"):
+    with pytest.raises(ConfigurationError, match=r"^lam: the ℓ2 weight"):
         NagLearner(2, lam=-1.0)
+    with pytest.raises(ConfigurationError, match=r"^gamma_floor: the floor"):
+        NagLearner(2, gamma_floor=1e308)
     with pytest.raises(ValueError, match="expected 2 features"):
         NagLearner(2).predict([1.0, 2.0, 3.0])

@@ -3,6 +3,7 @@ the column, the first offending job)."""
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -26,12 +27,13 @@ CONFIG = MemoryConfig(class_nodes=(2, 2), class_memory_mb=(4.0, 8.0))
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"procs": [1, 5]}, r"procs must be in 1\.\.4 .*job 2"),
+        ({"procs": [1, 5]}, r"^job 2 \(index 1\): procs must be an integer in 1\.\.4, got 5"),
         ({"used_mem_mb": [9.0, 4.0]}, r"used_mem_mb must be <= req_mem_mb .*job 1"),
         ({"req_mem_mb": [8.0, 16.0], "used_mem_mb": [2.0, 9.0]},
          r"req_mem_mb must be <= the largest node memory, 8\.0 MB .*job 2"),
-        ({"run_s": [10.0, 0.0]}, r"run_s must be > 0 s .*job 2"),
-        ({"req_time_s": [-1.0, 30.0]}, r"req_time_s must be > 0 s .*job 1"),
+        ({"run_s": [10.0, 0.0]}, r"^job 2 \(index 1\): run_s must be > 0 and finite"),
+        ({"req_time_s": [-1.0, 30.0]}, r"^job 1 \(index 0\): req_time_s must be > 0"),
+        ({"submit_s": [0.0, 2.0**62]}, r"^job 2 \(index 1\): submit_s must be within ±2\*\*52"),
         ({"submit_s": [-3.0, 5.0]}, r"submit_s must be >= 0 .*job 1"),
         ({"used_mem_mb": [2.0, -1.0]}, r"without a known used_mem_mb .*job 2.*memory_filter"),
     ],
@@ -73,3 +75,54 @@ def test_classes_are_sorted_by_memory() -> None:
     config = MemoryConfig(class_nodes=(512, 256), class_memory_mb=(32.0, 24.0))
     assert config.class_memory_mb == (24.0, 32.0) and config.class_nodes == (256, 512)
     assert config.nodes == 768 and config.largest_memory_mb == 32.0
+
+
+# -- the checks every engine shares (scheduler.sim._jobs) -----------------------------------------
+
+
+def _swf_table(job_ids: list[int]) -> pl.DataFrame:
+    """An SWF job table both simulate() and simulate_memory() read (memory in KB)."""
+    n = len(job_ids)
+    return pl.DataFrame(
+        {
+            "job_id": job_ids, "submit_s": list(range(n)), "run_s": [10] * n,
+            "alloc_procs": [1] * n, "req_procs": [1] * n, "req_time_s": [20] * n,
+            "req_mem_kb": [4096.0] * n, "used_mem_kb": [2048.0] * n, "user_id": [1] * n,
+        },
+        schema_overrides={"req_mem_kb": pl.Float64, "used_mem_kb": pl.Float64},
+    )  # fmt: skip
+
+
+def _message(call) -> str:
+    with pytest.raises(ConfigurationError) as error:
+        call()
+    return str(error.value)
+
+
+def test_no_job_is_refused_as_by_the_other_engines() -> None:
+    """0 jobs gave NaN means and success_fraction 0.5; now the base engine's refusal."""
+    from scheduler import simulate
+
+    empty = _swf_table([])
+    expected = _message(lambda: simulate(empty, machine_procs=4))
+    assert expected.startswith("no job to simulate")
+    assert _message(lambda: simulate_memory(empty, CONFIG)) == expected
+    assert _message(lambda: simulate_memory(_jobs().clear(), CONFIG)) == expected
+
+
+def test_duplicate_job_ids_are_refused_as_by_the_other_engines() -> None:
+    from scheduler import simulate
+
+    table = _swf_table([1, 2, 3, 2])
+    expected = _message(lambda: simulate(table, machine_procs=4))
+    assert "job_id" in expected and "2" in expected and "unique" in expected
+    assert _message(lambda: simulate_memory(table, CONFIG)) == expected
+
+
+def test_no_job_is_refused_over_arrays_too() -> None:
+    from scheduler.sim.memory import simulate_memory_arrays
+
+    empty = np.zeros(0)
+    with pytest.raises(ConfigurationError, match=r"^no job to simulate"):
+        simulate_memory_arrays(empty, empty.astype(np.int64), empty, empty, empty, empty,
+                               empty.astype(np.int64), CONFIG)  # fmt: skip

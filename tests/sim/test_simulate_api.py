@@ -174,7 +174,8 @@ def test_bad_arguments_give_clear_errors(kth, kwargs, message):
 
 def test_unfiltered_trace_is_refused_with_the_job_and_field(kth_path):
     raw = read_swf(kth_path)
-    with pytest.raises(ConfigurationError, match=r"job \d+: .* \(apply scheduler.strong_filter"):
+    pattern = r"job \d+ \(index \d+\): .* \(apply scheduler.strong_filter"
+    with pytest.raises(ConfigurationError, match=pattern):
         simulate(raw)
 
 
@@ -296,7 +297,7 @@ def test_bad_threshold_s_is_refused(threshold_s):
 
 @pytest.mark.parametrize("value", [1, "yes", None])
 def test_threshold_backfill_must_be_a_bool(value):
-    with pytest.raises(TypeError, match="threshold_backfill must be True or False"):
+    with pytest.raises(ConfigurationError, match="threshold_backfill must be True or False"):
         simulate_arrays(*_arrays(), 4, threshold_backfill=value)
 
 

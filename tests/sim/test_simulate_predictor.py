@@ -8,6 +8,7 @@ does not support are ConfigurationErrors that say what it supports.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -138,3 +139,51 @@ def test_bare_table_needs_the_user_column_with_a_predictor(kth_slice):
     assert simulate(table, machine_procs=100).summary.jobs == table.height
     with pytest.raises(ConfigurationError, match="user_id"):
         simulate(table, machine_procs=100, predictor="requested")
+
+
+# -- the learner's settings: one check (scheduler.predictors.settings) ----------------------------
+
+BAD_LEARNER_SETTINGS = [
+    ("eta", math.inf), ("eta", math.nan), ("eta", 0.0), ("eta", -1.0), ("eta", 1e300),
+    ("eta", "1"), ("eta", True),
+    ("lam", math.inf), ("lam", math.nan), ("lam", -1e-6), ("lam", 1e300),
+    ("gamma_floor", 1e308), ("gamma_floor", math.inf), ("gamma_floor", 0.0),
+    ("gamma_floor", -1.0),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("setting", "value"), BAD_LEARNER_SETTINGS)
+def test_bad_learner_settings_are_refused_naming_them(kth_slice, setting, value):
+    """eta=inf (or lam=inf, a huge gamma_floor ...) made every prediction 1 s; now refused by
+    the one check of the learner's settings, with the same message through every entry."""
+    from scheduler.predictors import NagLearner
+    from scheduler.predictors.settings import learner_setting
+
+    with pytest.raises(ConfigurationError) as info:
+        simulate_predicted(kth_slice, predictor="nag", **{setting: value})
+    message = str(info.value)
+    assert message.startswith(f"{setting}: ")
+    assert message.endswith(f"got {value:g}" if isinstance(value, float) else f"got {value!r}")
+    for call in (
+        lambda: learner_setting(setting, value),
+        lambda: NagLearner(3, **{setting: value}),
+        lambda: simulate_predicted(kth_slice, predictor="requested", **{setting: value}),
+    ):
+        with pytest.raises(ConfigurationError) as again:
+            call()
+        assert str(again.value) == message
+    if setting != "gamma_floor":  # scheduler.simulate has no gamma_floor
+        with pytest.raises(ConfigurationError) as again:
+            simulate(kth_slice, predictor="nag", **{setting: value})
+        assert str(again.value) == message
+
+
+def test_learner_settings_at_their_bounds_give_finite_results(kth_slice):
+    from scheduler.predictors.settings import MAX_ETA_S, MAX_GAMMA_FLOOR, MAX_LAM
+
+    for loss in ("eloss", "squared", "absolute"):
+        result = simulate_predicted(kth_slice, predictor="nag", loss=loss, eta=MAX_ETA_S,
+                                    lam=MAX_LAM, gamma_floor=MAX_GAMMA_FLOOR)  # fmt: skip
+        assert np.isfinite(result.jobs["prediction_s"].to_numpy()).all()
+        assert (result.jobs["prediction_s"] > 1.0).any()  # not every prediction at the floor
+        assert np.isfinite(list(result.summary.to_dict().values())).all()

@@ -302,6 +302,38 @@ def test_integer_out_of_range(tmp_path: Path) -> None:
     assert info.value.field == "submit_s"
 
 
+@pytest.mark.parametrize("field", ["submit_s", "run_s", "req_time_s"])
+@pytest.mark.parametrize("value", [2**62, 2**52 + 1, -(2**52) - 1])
+def test_times_beyond_the_simulators_exact_range(tmp_path: Path, field: str, value: int) -> None:
+    """A time the simulator cannot hold exactly (beyond ±2**52 s) is refused where it is read,
+    naming the file, the line and the field; lenient mode skips the line."""
+    lines = [HEADER, job_line(1), job_line(2, **{field: str(value)}), job_line(3)]
+    path = write_lines(tmp_path, "far.swf", lines)
+    with pytest.raises(TraceFormatError) as info:
+        read_swf(path)
+    assert (info.value.line, info.value.field) == (3, field)
+    assert "2**52" in str(info.value) and str(value) in str(info.value)
+    with pytest.warns(UserWarning, match="time beyond"):
+        trace = read_swf(path, lenient=True)
+    assert trace.jobs["job_id"].to_list() == [1, 3]
+
+
+def test_times_beyond_the_simulators_range_are_not_written(tmp_path: Path) -> None:
+    """read_swf would refuse them: write_swf keeps its round trip by refusing them first."""
+    path = write_lines(tmp_path, "ok.swf", [HEADER, job_line(1), job_line(2)])
+    trace = read_swf(path)
+    far = trace.with_jobs(trace.jobs.with_columns(pl.col("submit_s") + 2**62))
+    with pytest.raises(ConfigurationError, match=r"column submit_s: job 1 \(row 1\)"):
+        write_swf(far, tmp_path / "far.swf")
+    assert not (tmp_path / "far.swf").exists()
+
+
+def test_times_at_the_simulators_bound_are_read(tmp_path: Path) -> None:
+    path = write_lines(tmp_path, "edge.swf", [HEADER, job_line(submit_s=str(2**52)),
+                                              job_line(2, submit_s=str(-(2**52)))])  # fmt: skip
+    assert read_swf(path).jobs["submit_s"].to_list() == [2**52, -(2**52)]
+
+
 def test_truncated_gzip(tmp_path: Path, kth_path: Path) -> None:
     path = tmp_path / "cut.swf.gz"
     data = kth_path.read_bytes()

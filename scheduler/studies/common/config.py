@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scheduler.core.errors import ConfigurationError
+from scheduler.core.flags import flag
 from scheduler.core.units import parse_duration
 from scheduler.policies import POLICIES
 
@@ -149,10 +150,8 @@ def duration_problem(label: object, *, none: bool = True) -> str:
 
 def config_flag(value: object, key: str) -> bool:
     """A yes/no config value: only true or false (YAML booleans); anything else is refused
-    naming ``key``."""
-    if not isinstance(value, bool):
-        raise ConfigurationError(f"config {key}: must be true or false, got {value!r}")
-    return value
+    naming ``key`` (the API's parser, :func:`scheduler.core.flags.flag`)."""
+    return flag(value, f"config {key}")
 
 
 def confidence_level(value: object, key: str) -> float:

@@ -144,15 +144,29 @@ def discover_studies() -> tuple[Study, ...]:
 #: Schema keywords of schedlab's, resolved when the schema is composed: ``x-names:
 #: "module:NAME"`` becomes ``enum`` holding the names of the registry or sequence ``NAME`` of
 #: ``module``, and ``x-default: "module:NAME"`` becomes ``default`` holding them (a list of names
-#: has one home: its registry or constant in the package).
+#: has one home: its registry or constant in the package); ``x-maximum: "module:NAME"`` becomes
+#: ``maximum`` holding the number ``NAME`` (a bound the package's own checks apply too, e.g. the
+#: learner's settings, has one home: that constant).
 NAMES_KEYWORD = "x-names"
 DEFAULT_KEYWORD = "x-default"
+MAXIMUM_KEYWORD = "x-maximum"
+
+
+def _attribute(reference: str) -> Any:
+    module, _, attribute = str(reference).partition(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 def _names_of(reference: str) -> list[Any]:
-    module, _, attribute = str(reference).partition(":")
-    value = getattr(importlib.import_module(module), attribute)
+    value = _attribute(reference)
     return list(value.names() if isinstance(value, Registry) else value)
+
+
+def _number_of(reference: str) -> int | float:
+    value = _attribute(reference)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{MAXIMUM_KEYWORD}: {reference} is not a number: {value!r}")
+    return int(value) if float(value).is_integer() else float(value)
 
 
 def _resolve_names(node: Any) -> Any:
@@ -161,6 +175,9 @@ def _resolve_names(node: Any) -> Any:
             reference = node.pop(keyword, None)
             if reference is not None:
                 node[target] = _names_of(reference)
+        reference = node.pop(MAXIMUM_KEYWORD, None)
+        if reference is not None:
+            node["maximum"] = _number_of(reference)
         for item in node.values():
             _resolve_names(item)
     elif isinstance(node, list):

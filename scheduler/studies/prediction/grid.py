@@ -11,7 +11,6 @@ it from the command line.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -20,6 +19,7 @@ import polars as pl
 
 from scheduler.core.errors import ConfigurationError, quote
 from scheduler.predictors.losses import LOSSES, parse_loss
+from scheduler.predictors.settings import learner_setting
 from scheduler.sim.prediction import PredictedResult, simulate_predicted
 from scheduler.traces.swf import Trace
 
@@ -83,9 +83,10 @@ def check_grid(
         Loss names of :data:`scheduler.predictors.losses.LOSSES` (``eloss``, ``squared``,
         ``absolute``) or spec strings ``"over=…,under=…,gamma=…"``.
     etas
-        Step sizes η (s), each finite and > 0.
+        Step sizes η (s), each > 0.
     lams
-        ℓ2 weights λ, each finite and ≥ 0.
+        ℓ2 weights λ, each ≥ 0 (every value within the bounds of
+        :func:`scheduler.predictors.settings.learner_setting`).
 
     Returns
     -------
@@ -96,8 +97,9 @@ def check_grid(
     Raises
     ------
     ConfigurationError
-        An unknown loss (the message lists the known names), an η ≤ 0, a λ < 0, a value that is
-        not a finite number, or an empty axis.
+        An unknown loss (the message lists the known names), an η or a λ outside its bounds
+        (the message of :func:`scheduler.predictors.settings.learner_setting`), a value that is
+        not a number, or an empty axis.
     """
     if isinstance(losses, str):
         losses = [losses]
@@ -110,18 +112,8 @@ def check_grid(
             names.append(name)
     if not names:
         raise ConfigurationError("losses: give at least one loss")
-    eta_values = _numbers("eta", etas)
-    lam_values = _numbers("lam", lams)
-    for eta in eta_values:
-        if not (math.isfinite(eta) and eta > 0):
-            raise ConfigurationError(
-                f"eta: the step size η must be a finite number > 0 s, got {eta:g}"
-            )
-    for lam in lam_values:
-        if not (math.isfinite(lam) and lam >= 0):
-            raise ConfigurationError(
-                f"lam: the ℓ2 weight λ must be a finite number >= 0, got {lam:g}"
-            )
+    eta_values = [learner_setting("eta", eta) for eta in _numbers("eta", etas)]
+    lam_values = [learner_setting("lam", lam) for lam in _numbers("lam", lams)]
     return names, eta_values, lam_values
 
 

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 from scheduler.core.errors import ConfigurationError
 from scheduler.predictors import CORRECTIONS, LOSSES, PREDICTORS
 from scheduler.predictors.losses import ALL_LOSSES, LossSpec, parse_loss
+from scheduler.predictors.settings import check_learner
 from scheduler.studies.common.config import TraceEntry, catalogue_entries
 from scheduler.studies.common.paths import Reported, StudyFiles, filtered_file, output_paths
 
@@ -341,6 +342,13 @@ def prediction_plan(config: Mapping[str, Any]) -> PredictionPlan:
                 f"({', '.join(slugs)})"
             )
     learner = section["learner"]
+    # the schema bounds them already (its maxima are the predictors' constants); the one check
+    # of the learner's settings, as every other entry point, names the config keys
+    eta_s, lam, gamma_floor = check_learner(
+        learner["eta_s"], learner["lam"], learner["gamma_floor"],
+        keys={name: f"config prediction.learner.{key}"
+              for name, key in (("eta", "eta_s"), ("lam", "lam"), ("gamma_floor", "gamma_floor"))},
+    )  # fmt: skip
     return PredictionPlan(
         traces=traces,
         overrun=section["overrun"],
@@ -350,10 +358,10 @@ def prediction_plan(config: Mapping[str, Any]) -> PredictionPlan:
         techniques=techniques,
         corrections=corrections,
         backfills=backfills,
-        eta_s=float(learner["eta_s"]),
-        lam=float(learner["lam"]),
+        eta_s=eta_s,
+        lam=lam,
         squares=learner["squares"],
-        gamma_floor=float(learner["gamma_floor"]),
+        gamma_floor=gamma_floor,
         lolo_score=section["lolo_score"],
         ecdf_techniques=tuple(ecdf),
     )

@@ -126,11 +126,15 @@ def test_axes_are_normalised() -> None:
 @pytest.mark.parametrize(
     ("losses", "etas", "lams", "message"),
     [
-        (["eloss"], [0], [0], "eta: the step size η must be a finite number > 0 s, got 0"),
+        (["eloss"], [0], [0],
+         "eta: the step size η must be a finite number > 0 s and <= 4.5036e+15 s, got 0"),
         (["eloss"], [10, -1], [0], "got -1"),
         (["eloss"], [math.nan], [0], "got nan"),
         (["eloss"], [math.inf], [0], "got inf"),
-        (["eloss"], [10], [-1e-6], "lam: the ℓ2 weight λ must be a finite number >= 0, got -1e-06"),
+        (["eloss"], [10], [-1e-6],
+         "lam: the ℓ2 weight λ must be a finite number >= 0 and <= 1e+12, got -1e-06"),
+        (["eloss"], [1e300], [0], "eta: the step size η"),
+        (["eloss"], [10], [1e300], "lam: the ℓ2 weight λ"),
         (["eloss"], [10], [math.nan], "lam"),
         (["huber"], [10], [0], "'huber'"),
         (["over=cubic,under=linear,gamma=1"], [10], [0], "cubic"),

@@ -94,6 +94,10 @@ def test_loss_specs_and_names_give_one_technique_each() -> None:
         ({"traces": []}, "prediction.traces: give at least 1 value"),
         ({"learner": {"eta_s": 0}}, "learner.eta_s"),
         ({"learner": {"lam": -1}}, "learner.lam"),
+        ({"learner": {"gamma_floor": 1e308}}, "learner.gamma_floor: must be <= 1000"),
+        ({"learner": {"eta_s": 1e300}}, "learner.eta_s: must be <= 4503599627370496"),
+        ({"learner": {"lam": 1e300}}, "learner.lam: must be <= 1000000000000"),
+        ({"learner": {"eta_s": float("inf")}}, "eta_s: must be <= 4503599627370496, got inf"),
         ({"ecdf_techniques": ["nag-absolute"]}, "ecdf_techniques"),
         ({"lolo_score": "median"}, "lolo_score"),
         ({"predictors": ["requested", "requested"]}, "twice"),
@@ -157,3 +161,27 @@ def test_the_paper_config_sets_the_published_simulators_rules() -> None:
     paper = yaml.safe_load((ROOT / "config" / "prediction-paper.yaml").read_text())["prediction"]
     plan = prediction_plan(_config(**paper))
     assert (plan.processors, plan.reservation, plan.whole_seconds) == ("requested", "classic", True)
+
+
+def test_the_learner_bounds_are_the_predictors_constants() -> None:
+    """The schema's maxima of prediction.learner come from scheduler.predictors.settings (one
+    home), and the plan applies the same check as the API."""
+    from scheduler.predictors.settings import (
+        LEARNER_SETTINGS,
+        MAX_ETA_S,
+        MAX_GAMMA_FLOOR,
+        MAX_LAM,
+        check_learner,
+    )
+    from scheduler.studies.common.study import config_schema
+
+    learner = config_schema(["prediction"])["properties"]["prediction"]["properties"]["learner"]
+    bounds = {key: learner["properties"][key]["maximum"] for key in ("eta_s", "lam", "gamma_floor")}
+    assert bounds == {"eta_s": MAX_ETA_S, "lam": MAX_LAM, "gamma_floor": MAX_GAMMA_FLOOR}
+    assert [entry[3] for entry in LEARNER_SETTINGS.values()] == [MAX_ETA_S, MAX_LAM,
+                                                                  MAX_GAMMA_FLOOR]  # fmt: skip
+    plan = prediction_plan(_config(learner={"eta_s": MAX_ETA_S, "lam": MAX_LAM,
+                                            "gamma_floor": MAX_GAMMA_FLOOR}))  # fmt: skip
+    settings = plan.learner()
+    expected = (MAX_ETA_S, MAX_LAM, MAX_GAMMA_FLOOR)
+    assert check_learner(settings["eta"], settings["lam"], settings["gamma_floor"]) == expected
