@@ -19,26 +19,42 @@ from support.tiny_project import (
 pytestmark = pytest.mark.workflow
 
 
-def test_bad_time_zone_stops_the_long_trace_naming_the_log_and_the_key(
-    tmp_path: Path, kth_path: Path
+@pytest.mark.parametrize(
+    ("line", "key", "fragment"),
+    [
+        ("; TimeZoneString: Europe/Stokholm", "TimeZoneString", "'Europe/Stokholm' is not an IANA"),
+        ("; UnixStartTime: 253402300800", "UnixStartTime", "253402300800"),
+        ("; UnixStartTime: -99999999999", "UnixStartTime", "-99999999999"),
+    ],
+)
+def test_bad_calendar_header_stops_the_filter_naming_the_log_line_and_key(
+    tmp_path: Path, kth_path: Path, line: str, key: str, fragment: str
 ) -> None:
+    """A header whose calendar no step can use is refused once, where the log is read (the
+    common filter), for every study: before, the online study's long traces failed on it with
+    "ValueError: year 10000 is out of range" (naming neither file nor key) or named the zone,
+    and the tuning study ran on the same log."""
     project = make_project(tmp_path, kth_path)
     mirror = tmp_path / "mirror" / "KTH-slice.swf.gz"
-    text = gzip.decompress(mirror.read_bytes()).decode()
-    assert "; TimeZoneString: Europe/Stockholm" in text
-    text = text.replace("; TimeZoneString: Europe/Stockholm", "; TimeZoneString: Europe/Stokholm")
-    mirror.write_bytes(gzip.compress(text.encode(), mtime=0))
+    lines = gzip.decompress(mirror.read_bytes()).decode().splitlines(keepends=True)
+    number = next(i for i, text in enumerate(lines) if text.startswith(f"; {key}:"))
+    lines[number] = line + "\n"
+    mirror.write_bytes(gzip.compress("".join(lines).encode(), mtime=0))
     config = yaml.safe_load((project / "tiny.yaml").read_text())
     config["traces"]["KTH-slice"]["sha256"] = None
-    config["studies"] = ["online"]
+    config["studies"] = ["tuning", "online"]
     write_config(project, config)
     done = snakemake(project, check=False)
     output = done.stdout + done.stderr
     assert done.returncode != 0
-    assert "KTH-slice.swf.gz: field TimeZoneString: 'Europe/Stokholm' is not an IANA" in output
-    assert "logs/online/KTH-slice/traces/replica" in output
-    assert (project / "results/KTH-slice/filtered.parquet").exists()  # the filter does not care
-    assert not list((project / "results/online").rglob("replica*.parquet"))
+    assert f"KTH-slice.swf.gz:{number + 1}: field {key}: " in output, output
+    assert fragment in output
+    assert "out of range" not in output and "Traceback" not in output
+    assert "logs/filter/KTH-slice.log" in output
+    log = (project / "logs/filter/KTH-slice.log").read_text()
+    assert f"field {key}" in log
+    assert not (project / "results/KTH-slice/filtered.parquet").exists()
+    assert not (project / "results/online").exists() and not (project / "results/tuning").exists()
 
 
 def test_malformed_trace_line_names_file_line_field_and_log(tmp_path: Path, kth_path: Path) -> None:
