@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 import polars as pl
 
 from scheduler.core.errors import ConfigurationError, SchedlabError, TableError
-from scheduler.core.provenance import provenance
+from scheduler.core.provenance import provenance, verify_parquet
 
 __all__ = [
     "MACHINE_PROCS_KEY",
@@ -46,6 +46,7 @@ __all__ = [
     "reading_table",
     "rule_log",
     "table_machine_procs",
+    "table_metadata",
     "workflow_step",
 ]
 
@@ -90,22 +91,36 @@ def rule_log(path: str | os.PathLike[str] | None) -> Iterator[Log]:
 @contextlib.contextmanager
 def reading_table(path: str | os.PathLike[str]) -> Iterator[None]:
     """Turn polars' error on an unreadable parquet file (which does not name the file) into a
-    :class:`TableError` naming it."""
+    :class:`TableError` naming it; a panic of polars' Rust code on a damaged file too
+    (``pyo3_runtime.PanicException``, a :class:`BaseException` no ``except Exception``
+    catches)."""
     try:
         yield
-    except pl.exceptions.PolarsError as error:
-        raise TableError(f"{path}: not a readable parquet table ({error})") from error
+    except (pl.exceptions.PolarsError, pl.exceptions.PanicException) as error:
+        kind = "polars panicked: " if isinstance(error, pl.exceptions.PanicException) else ""
+        raise TableError(f"{path}: not a readable parquet table ({kind}{error})") from error
 
 
 def read_table(path: str | os.PathLike[str]) -> pl.DataFrame:
-    """A parquet table written by an earlier step (:func:`reading_table` errors)."""
+    """A parquet table written by an earlier step, checked against the checksum its step
+    recorded (:func:`~scheduler.core.provenance.verify_parquet`: a file that changed since is
+    refused by name, never read as other data; a file without checksum, from a schedlab
+    before checksums, is read unchecked), with :func:`reading_table`'s errors."""
     with reading_table(path):
+        verify_parquet(path)
         return pl.read_parquet(path)
 
 
-def table_machine_procs(path: str | os.PathLike[str]) -> int:
+def table_metadata(path: str | os.PathLike[str]) -> dict[str, str]:
+    """The key-value metadata of a parquet table written by an earlier step, checked as
+    :func:`read_table` checks it."""
     with reading_table(path):
-        meta = pl.read_parquet_metadata(path)
+        verify_parquet(path)
+        return pl.read_parquet_metadata(path)
+
+
+def table_machine_procs(path: str | os.PathLike[str]) -> int:
+    meta = table_metadata(path)
     if MACHINE_PROCS_KEY not in meta:
         raise ConfigurationError(f"{path}: no {MACHINE_PROCS_KEY} in its metadata")
     return int(meta[MACHINE_PROCS_KEY])

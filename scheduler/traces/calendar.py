@@ -49,7 +49,7 @@ import polars as pl
 
 from scheduler.core.constants import WEEK_S
 from scheduler.core.errors import ConfigurationError, TraceFormatError
-from scheduler.core.steps import reading_table
+from scheduler.core.steps import table_metadata
 from scheduler.traces.swf import SwfHeader, check_time_zone, check_unix_start_time
 
 __all__ = [
@@ -193,8 +193,7 @@ def calendar_metadata(header: SwfHeader, source: str | os.PathLike[str]) -> dict
 def table_calendar_metadata(path: str | os.PathLike[str]) -> dict[str, str]:
     """The :data:`CALENDAR_KEY` entry of a table's metadata as it is (empty when absent), for
     a step whose output carries its input's calendar on (the train/test split)."""
-    with reading_table(path):
-        meta = pl.read_parquet_metadata(path)
+    meta = table_metadata(path)
     return {CALENDAR_KEY: meta[CALENDAR_KEY]} if CALENDAR_KEY in meta else {}
 
 
@@ -212,8 +211,7 @@ def table_calendar(path: str | os.PathLike[str]) -> TraceCalendar:
         The recorded ``TimeZoneString`` is not an IANA zone; names the SWF file, the key and
         the table.
     """
-    with reading_table(path):
-        meta = pl.read_parquet_metadata(path)
+    meta = table_metadata(path)
     if CALENDAR_KEY not in meta:
         raise ConfigurationError(
             f"{path}: no {CALENDAR_KEY} in its metadata (the trace's UnixStartTime and "
