@@ -12,24 +12,29 @@ import polars as pl
 import pytest
 import yaml
 from support.damage import find_flip, flip, footer_start
-from support.tiny_project import make_project, snakemake, write_config
+from support.full_disk import run_on_full_disk
+from support.tiny_project import SNAKEMAKE, make_project, snakemake, write_config
 
 pytestmark = pytest.mark.workflow
 
 SIMS = "results/tuning/KTH-slice/sims"
 WEEKLY = "results/tuning/KTH-slice/weekly.parquet"
 COLLECT_LOG = "logs/tuning/KTH-slice/collect.log"
+FIGURES = "results/tuning/figures/KTH-slice"
+FIGURE = f"{FIGURES}/weekly_avg_wait"
+FIGURE_LOGS = "logs/tuning/KTH-slice/figures"
 
 
 @pytest.fixture(scope="module")
 def simulated(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
-    """A tiny tuning project run until its 16 simulation files are gathered (collect_weekly)."""
+    """A tiny tuning project run to its end (its 16 simulation files gathered by
+    collect_weekly, its figures drawn)."""
     project = make_project(tmp_path_factory.mktemp("simulated"), kth_path)
     config = yaml.safe_load((project / "tiny.yaml").read_text())
     config["studies"] = ["tuning"]
     write_config(project, config)
-    snakemake(project, "--until", "collect_weekly")
-    assert len(list((project / SIMS).rglob("*.parquet"))) == 16
+    snakemake(project)
+    assert len([*(project / SIMS).glob("t*/*/*/*.parquet")]) == 16  # train, test
     return project
 
 
@@ -83,3 +88,37 @@ def test_a_table_that_makes_polars_panic_is_named_in_the_steps_log(
     log = (project / COLLECT_LOG).read_text()
     assert name in log and "panic" in log.lower()
     assert not (project / WEEKLY).exists()
+
+
+@pytest.mark.parametrize("log_on_full_disk", [False, True], ids=["log-elsewhere", "log-on-it"])
+def test_a_full_disk_is_the_cause_the_figure_step_names_in_its_log(
+    simulated: Path, tmp_path: Path, log_on_full_disk: bool
+) -> None:
+    """A figure drawn on a disk with room for its PNG but not its PDF (a tmpfs): the step
+    names the full disk and the output, on Snakemake's output and in its log, also when the log
+    is on that disk. Before, matplotlib's PDF writer masked the OSError behind "AttributeError:
+    'Stream' object has no attribute 'pos'", which the step did not log: its log was empty."""
+    project = copy_of(simulated, tmp_path)
+    png_bytes = (project / f"{FIGURE}.png").stat().st_size
+    log = project / FIGURE_LOGS / "weekly_avg_wait.log"
+    for path in (project / f"{FIGURE}.png", project / f"{FIGURE}.pdf", log):
+        path.unlink()
+    folder = project / FIGURES
+    # a folder on the small file system (also keeps Snakemake from removing the mount point,
+    # an empty folder once it removed the failed job's outputs)
+    make_dirs = [folder / "logs"]
+    if log_on_full_disk:  # the figures' logs there
+        shutil.rmtree(project / FIGURE_LOGS)
+        (project / FIGURE_LOGS).symlink_to(folder / "logs", target_is_directory=True)
+    # room for the PNG and the log's first page, not for the PDF (25 kB) as well
+    size = (png_bytes // 4096 + 3) * 4096
+    command = [*SNAKEMAKE, f"{FIGURE}.png", "--cores", "2", "--configfile", "tiny.yaml"]
+    done, shown = run_on_full_disk(
+        folder, size, command, cwd=project, make_dirs=make_dirs, show=[log]
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode != 0
+    cause = f"No space left on device: '{FIGURE}.pdf'"
+    assert cause in output, output
+    assert "has no attribute" not in output
+    assert cause in shown.get(str(log), ""), (shown, output)
