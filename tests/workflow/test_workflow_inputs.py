@@ -5,15 +5,21 @@ naming the file, line, field or config key, and leave no output behind."""
 from __future__ import annotations
 
 import gzip
+import hashlib
+import json
+import os
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 from support.tiny_project import (
     damaged_project,
+    job_stats,
     make_project,
     snakemake,
     write_config,
+    write_slice,
 )
 
 pytestmark = pytest.mark.workflow
@@ -149,3 +155,46 @@ def test_download_size_limit_comes_from_the_config(tmp_path: Path, kth_path: Pat
     finally:
         server.httpd.shutdown()
         server.httpd.server_close()
+
+
+def test_a_mirror_file_replaced_under_its_name_is_fetched_again_with_what_follows(
+    tmp_path: Path, kth_path: Path
+) -> None:
+    """With ``sha256: null`` in the catalogue, a mirror file whose content is replaced under the
+    same name (its modification time kept, as ``cp -p`` and ``rsync -t`` keep it) is fetched
+    again and what follows reruns, the fetch report holding the new checksum; before, nothing
+    reran and the old log's results were kept. The same content touched reruns nothing."""
+    project = make_project(tmp_path, kth_path)
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    config["traces"]["KTH-slice"]["sha256"] = None
+    config["studies"] = ["tuning"]
+    write_config(project, config)
+    until = ("--until", "filter_trace")
+    snakemake(project, *until)
+    mirror = tmp_path / "mirror" / "KTH-slice.swf.gz"
+    report = project / "resources/traces/KTH-slice.fetch.json"
+    old = json.loads(report.read_text())
+    assert old["sha256"] == hashlib.sha256(mirror.read_bytes()).hexdigest()
+    filter_report = project / "results/KTH-slice/filter_report.json"
+    six_weeks = json.loads(filter_report.read_text())["jobs_in"]
+
+    def planned() -> dict[str, int]:
+        done = snakemake(project, *until, "--dry-run", "--quiet", "rules")
+        text = done.stdout + done.stderr
+        nothing = "Nothing to be done" in text or re.search(r"^total\s+0$", text, re.MULTILINE)
+        return {} if nothing else job_stats(text)
+
+    before = mirror.stat()
+    write_slice(kth_path, mirror, weeks=5)  # other jobs, same name
+    os.utime(mirror, ns=(before.st_atime_ns, before.st_mtime_ns))
+    new_sha256 = hashlib.sha256(mirror.read_bytes()).hexdigest()
+    assert new_sha256 != old["sha256"]
+    assert planned() == {"download_trace": 1, "filter_trace": 1}
+    snakemake(project, *until)
+    assert (project / "resources/traces/KTH-slice.swf.gz").read_bytes() == mirror.read_bytes()
+    fetched = json.loads(report.read_text())
+    assert fetched["sha256"] == fetched["source_sha256"] == new_sha256
+    assert 0 < json.loads(filter_report.read_text())["jobs_in"] < six_weeks  # filtered again
+    assert planned() == {}
+    os.utime(mirror)  # touched: newer, same content
+    assert planned() == {}
