@@ -122,10 +122,10 @@ def rule_log(path: str | os.PathLike[str] | None, *, step: str | None = None) ->
 
     Any failure inside the block is written to the log. Bad input and a failing environment are
     re-raised as one :class:`StepError` naming the log, so Snakemake prints one clear line: the
-    message of a
-    :class:`~scheduler.core.errors.SchedlabError` (the file, line and field of a malformed trace
-    come from the core's own message); else the operating-system error behind the failure, also
-    when a library hid it behind one of its own (:func:`~scheduler.core.errors.os_error_cause`:
+    message of a :class:`~scheduler.core.errors.SchedlabError` (the file, line and field of a
+    malformed trace come from the core's own message); else the operating-system error behind
+    the failure, also when a library hid it behind one of its own
+    (:func:`~scheduler.core.errors.os_error_cause`:
     ``[Errno 28] No space left on device: 'results/…/figure.pdf'`` where matplotlib raised
     ``AttributeError: 'Stream' object has no attribute 'pos'``). Any other error is a bug: it is
     logged with its type, message and traceback and propagates as it is (a note names the
@@ -136,7 +136,7 @@ def rule_log(path: str | os.PathLike[str] | None, *, step: str | None = None) ->
         log_file.write(f"{step}: started")
     try:
         yield log_file.write
-    except (KeyboardInterrupt, SystemExit) as error:
+    except (KeyboardInterrupt, SystemExit, GeneratorExit) as error:
         log_file.write(f"stopped: {type(error).__name__}")
         raise
     except BaseException as error:  # a panic of polars' Rust code is a BaseException too
