@@ -28,6 +28,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from scheduler.core.errors import SchedlabError, os_error_cause
+
 __all__ = [
     "STALE_AFTER_S",
     "atomic_path",
@@ -70,6 +72,16 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         A fresh, empty temporary file next to ``path`` (same directory, hence same file
         system), named ``.<name>.<pid>@<host>.<random>.tmp``. Stale temporaries of ``path``
         left by killed writers are removed first (:func:`remove_stale_temporaries`).
+
+    Raises
+    ------
+    OSError
+        Writing failed for an operating-system error that names no file or the temporary
+        (``[Errno 28] No space left on device``), also when a library hid it behind an error of
+        its own (:func:`~scheduler.core.errors.os_error_cause`: matplotlib's PDF writer raises
+        ``AttributeError`` on a full disk, polars a ``ComputeError`` naming ``os error 28``):
+        raised again naming ``path``, from the original error. Any other exception propagates
+        as it is.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -84,11 +96,26 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         _fsync_file(tmp)
         os.chmod(tmp, _mode_for(target))
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        cause = _write_error(error, tmp)
+        if cause is not None:
+            raise OSError(cause.errno, cause.strerror, os.fspath(path)) from error
         raise
     _fsync_directory(target.parent)
+
+
+def _write_error(error: BaseException, tmp: Path) -> OSError | None:
+    """The operating-system error that made writing ``tmp`` fail (a full disk, a quota, an I/O
+    error), when it names no file or the temporary: to be raised again naming the target. None
+    for any other failure (a schedlab error, an error about another file, an interrupt)."""
+    if not isinstance(error, Exception) or isinstance(error, SchedlabError):
+        return None
+    cause = os_error_cause(error)
+    if cause is None or cause.filename not in (None, str(tmp)):
+        return None
+    return cause
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:

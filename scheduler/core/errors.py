@@ -8,6 +8,9 @@ must not end up whole on stderr and in a rule's log.
 
 from __future__ import annotations
 
+import errno as errno_codes
+import os
+import re
 from pathlib import Path
 
 __all__ = [
@@ -17,11 +20,14 @@ __all__ = [
     "SchedlabError",
     "TableError",
     "TraceFormatError",
+    "os_error_cause",
     "quote",
 ]
 
 #: Characters of user input that :func:`quote` keeps.
 QUOTE_LIMIT = 200
+#: How Rust libraries (polars) name an operating-system error in their message.
+_RUST_OS_ERROR = re.compile(r"\(os error (\d+)\)")
 
 
 def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
@@ -116,3 +122,39 @@ class NoJobsError(SchedlabError):
 class TableError(SchedlabError):
     """A table written by an earlier workflow step that cannot be read (corrupted, truncated,
     not parquet) or lacks what the step needs. The message names the file."""
+
+
+def os_error_cause(error: BaseException) -> OSError | None:
+    """The operating-system error behind ``error``: the first ``OSError`` with an error number
+    in its chain of causes and contexts (``error`` itself first), or one rebuilt from a
+    library's message that names it (polars: ``"... No space left on device (os error 28)"``);
+    None when there is none.
+
+    A library may hide an I/O error behind one of its own raised while cleaning up (matplotlib's
+    PDF writer on a full disk: ``AttributeError: 'Stream' object has no attribute 'pos'``,
+    raised during the handling of ``OSError: [Errno 28] No space left on device``): the real
+    cause is then this function's answer, not ``error``.
+
+    Examples
+    --------
+    >>> try:
+    ...     try:
+    ...         raise OSError(28, "No space left on device")
+    ...     except OSError:
+    ...         raise AttributeError("'Stream' object has no attribute 'pos'")
+    ... except AttributeError as masked:
+    ...     print(os_error_cause(masked))
+    [Errno 28] No space left on device
+    """
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno is not None:
+            return current
+        match = _RUST_OS_ERROR.search(str(current))
+        if match is not None and int(match.group(1)) in errno_codes.errorcode:
+            number = int(match.group(1))
+            return OSError(number, os.strerror(number))
+        current = current.__cause__ or current.__context__
+    return None

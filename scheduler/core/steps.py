@@ -4,17 +4,23 @@ steps pass on.
 Each step (one function per Snakemake rule, in the ``steps`` module of its layer or study) is
 decorated with :func:`workflow_step`, which
 
-- opens the rule's log file, to which the step writes a line per unit of work (:func:`rule_log`),
+- opens the rule's log file and writes the step's name to it, then the step writes a line per
+  unit of work (:func:`rule_log`; standard error takes the lines the log cannot),
 - hands the step a :class:`StepContext` whose :meth:`~StepContext.record` is the provenance record
   of its outputs (:mod:`scheduler.core.provenance`): the step's name and its bound settings,
-- turns a failure into one :class:`StepError` whose message ends with the log's path.
+- writes any failure to the log and turns bad input and a failing environment into one
+  :class:`StepError` with its real cause (a full disk hidden behind a library's own error is
+  named as the full disk, with the output), whose message ends with the log's path; a bug
+  propagates as itself, its traceback in the log.
 
 A step's parameters are its files (names ending in ``_path`` or ``_paths``: inputs and outputs,
 left out of the record) and its settings (everything else: recorded). Each is spelled once in the
 step's signature and once where the study's plan computes it.
 
 Tables between steps are parquet files; the machine size (processors) travels in their metadata
-under :data:`MACHINE_PROCS_KEY`.
+under :data:`MACHINE_PROCS_KEY`. Each is read through :func:`read_table` (or
+:func:`table_metadata`), which checks the checksum its step recorded
+(:func:`scheduler.core.provenance.verify_parquet`).
 """
 
 from __future__ import annotations
@@ -24,7 +30,9 @@ import functools
 import inspect
 import json
 import os
+import sys
 import time
+import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,8 +40,8 @@ from typing import Any, TypeVar
 
 import polars as pl
 
-from scheduler.core.errors import ConfigurationError, SchedlabError, TableError
-from scheduler.core.provenance import provenance
+from scheduler.core.errors import ConfigurationError, SchedlabError, TableError, os_error_cause
+from scheduler.core.provenance import provenance, verify_parquet
 
 __all__ = [
     "MACHINE_PROCS_KEY",
@@ -46,6 +54,7 @@ __all__ = [
     "reading_table",
     "rule_log",
     "table_machine_procs",
+    "table_metadata",
     "workflow_step",
 ]
 
@@ -59,53 +68,139 @@ class StepError(SchedlabError):
     """A workflow step failed; the message names the cause and the step's log file."""
 
 
+class _LogFile:
+    """A rule's log, appended to line by line; when it cannot be written (a full disk), its
+    lines go to standard error instead (Snakemake's output), after one line saying why."""
+
+    def __init__(self, path: str | os.PathLike[str] | None) -> None:
+        self.path = path
+        self.handle: Any = None
+        #: Why the log could not be written ("" while it can), for the step's error message.
+        self.trouble = ""
+        if path is None:
+            return
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self.handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close)
+        except OSError as error:
+            self._broken(error)
+
+    def write(self, line: str) -> None:
+        text = f"{time.strftime('%Y-%m-%d %H:%M:%S')} {line}\n"
+        if self.handle is not None:
+            try:
+                self.handle.write(text)
+                self.handle.flush()
+                return
+            except OSError as error:
+                self._broken(error)
+        if self.path is not None:
+            sys.stderr.write(f"{self.path}: {text}")
+            sys.stderr.flush()
+
+    def _broken(self, error: OSError) -> None:
+        self.trouble = f"; it could not be written: {error}"
+        sys.stderr.write(f"schedlab: cannot write the log {self.path} ({error}); its lines "
+                         "follow here\n")  # fmt: skip
+        self.close()
+
+    def close(self) -> None:
+        handle, self.handle = self.handle, None
+        if handle is not None:
+            with contextlib.suppress(OSError):  # a line still buffered, on a full disk
+                handle.close()
+
+
 @contextlib.contextmanager
-def rule_log(path: str | os.PathLike[str] | None) -> Iterator[Log]:
+def rule_log(path: str | os.PathLike[str] | None, *, step: str | None = None) -> Iterator[Log]:
     """Yield a ``log(line)`` function appending time-stamped lines to ``path``.
 
-    A :class:`~scheduler.core.errors.SchedlabError` or ``OSError`` raised inside the block is
-    written to the log and re-raised as :class:`StepError` naming the log, so Snakemake prints one
-    clear line (the file, line and field of a malformed trace come from the core's own message).
+    ``step`` (the step's name) is logged first, when given: the log then holds a page of the
+    disk before the step writes anything, so that its error still fits when the step's outputs
+    fill the disk. A line that cannot be written (the log's disk full, no permission) goes to
+    standard error instead (Snakemake's output), after a line saying why.
+
+    Any failure inside the block is written to the log. Bad input and a failing environment are
+    re-raised as one :class:`StepError` naming the log, so Snakemake prints one clear line: the
+    message of a :class:`~scheduler.core.errors.SchedlabError` (the file, line and field of a
+    malformed trace come from the core's own message); else the operating-system error behind
+    the failure, also when a library hid it behind one of its own
+    (:func:`~scheduler.core.errors.os_error_cause`:
+    ``[Errno 28] No space left on device: 'results/…/figure.pdf'`` where matplotlib raised
+    ``AttributeError: 'Stream' object has no attribute 'pos'``). Any other error is a bug: it is
+    logged with its type, message and traceback and propagates as it is (a note names the
+    log), and so do ``KeyboardInterrupt`` and ``SystemExit``.
     """
-    handle = None
-    if path is not None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 (closed in finally)
-
-    def log(line: str) -> None:
-        if handle is not None:
-            handle.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {line}\n")
-            handle.flush()
-
+    log_file = _LogFile(path)
+    if step is not None:
+        log_file.write(f"{step}: started")
     try:
-        yield log
-    except (SchedlabError, OSError) as error:
-        log(f"error: {error}")
-        raise StepError(f"{error} (log: {path})") from error
+        yield log_file.write
+    except (KeyboardInterrupt, SystemExit, GeneratorExit) as error:
+        log_file.write(f"stopped: {type(error).__name__}")
+        raise
+    except BaseException as error:  # a panic of polars' Rust code is a BaseException too
+        message = _failure(error, log_file.write)
+        if message is None:  # a bug: its own type and traceback, the log named in a note
+            error.add_note(f"(log: {path}{log_file.trouble})")
+            raise
+        raise StepError(f"{message} (log: {path}{log_file.trouble})") from error
     finally:
-        if handle is not None:
-            handle.close()
+        log_file.close()
+
+
+def _failure(error: BaseException, log: Log) -> str | None:
+    """The message of a step's failure (see :func:`rule_log`), written to ``log`` with what
+    else the log should hold; None for an unexpected error (logged with its traceback)."""
+    if isinstance(error, SchedlabError):
+        log(f"error: {error}")
+        return str(error)
+    cause = error if isinstance(error, OSError) else os_error_cause(error)
+    if cause is not None:
+        log(f"error: {cause}")
+        if cause is not error:
+            log(f"(the cause of {type(error).__name__}: {error})")
+        return str(cause)
+    log(f"error: unexpected {type(error).__name__}: {error}; its traceback:")
+    for block in traceback.format_exception(error):
+        for line in block.rstrip("\n").splitlines():
+            log(f"  {line}")
+    return None
 
 
 @contextlib.contextmanager
 def reading_table(path: str | os.PathLike[str]) -> Iterator[None]:
     """Turn polars' error on an unreadable parquet file (which does not name the file) into a
-    :class:`TableError` naming it."""
+    :class:`TableError` naming it; a panic of polars' Rust code on a damaged file too
+    (``pyo3_runtime.PanicException``, a :class:`BaseException` no ``except Exception``
+    catches)."""
     try:
         yield
-    except pl.exceptions.PolarsError as error:
-        raise TableError(f"{path}: not a readable parquet table ({error})") from error
+    except (pl.exceptions.PolarsError, pl.exceptions.PanicException) as error:
+        kind = "polars panicked: " if isinstance(error, pl.exceptions.PanicException) else ""
+        raise TableError(f"{path}: not a readable parquet table ({kind}{error})") from error
 
 
 def read_table(path: str | os.PathLike[str]) -> pl.DataFrame:
-    """A parquet table written by an earlier step (:func:`reading_table` errors)."""
+    """A parquet table written by an earlier step, checked against the checksum its step
+    recorded (:func:`~scheduler.core.provenance.verify_parquet`: a file that changed since is
+    refused by name, never read as other data; a file without checksum, from a schedlab
+    before checksums, is read unchecked), with :func:`reading_table`'s errors."""
     with reading_table(path):
+        verify_parquet(path)
         return pl.read_parquet(path)
 
 
-def table_machine_procs(path: str | os.PathLike[str]) -> int:
+def table_metadata(path: str | os.PathLike[str]) -> dict[str, str]:
+    """The key-value metadata of a parquet table written by an earlier step, checked as
+    :func:`read_table` checks it."""
     with reading_table(path):
-        meta = pl.read_parquet_metadata(path)
+        verify_parquet(path)
+        return pl.read_parquet_metadata(path)
+
+
+def table_machine_procs(path: str | os.PathLike[str]) -> int:
+    meta = table_metadata(path)
     if MACHINE_PROCS_KEY not in meta:
         raise ConfigurationError(f"{path}: no {MACHINE_PROCS_KEY} in its metadata")
     return int(meta[MACHINE_PROCS_KEY])
@@ -160,9 +255,9 @@ def workflow_step(function: Callable[..., R]) -> Callable[..., R]:
 
     ``function`` takes its files and settings and a keyword-only ``ctx`` (a
     :class:`StepContext`); the step it returns takes the same files and settings and a keyword
-    ``log_path`` instead of ``ctx``. Calling the step opens the log (:func:`rule_log`: a
-    :class:`~scheduler.core.errors.SchedlabError` or ``OSError`` becomes a :class:`StepError`
-    naming the log) and runs ``function`` with the context.
+    ``log_path`` instead of ``ctx``. Calling the step opens the log (:func:`rule_log`: every
+    failure is logged; bad input and a failing environment become a :class:`StepError` with
+    their real cause, naming the log) and runs ``function`` with the context.
     """
     signature = inspect.signature(function)
     parameters = [p for p in signature.parameters.values() if p.name != CONTEXT_PARAMETER]
@@ -184,7 +279,7 @@ def workflow_step(function: Callable[..., R]) -> Callable[..., R]:
         arguments = dict(bound.arguments)
         log_path = arguments.pop(LOG_PARAMETER)
         settings = {key: value for key, value in arguments.items() if not is_file_parameter(key)}
-        with rule_log(log_path) as log:
+        with rule_log(log_path, step=name) as log:
             context = StepContext(name, log, settings)
             call = public.bind(*args, **{k: v for k, v in kwargs.items() if k != LOG_PARAMETER})
             return function(*call.args, **call.kwargs, **{CONTEXT_PARAMETER: context})

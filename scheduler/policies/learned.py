@@ -421,7 +421,8 @@ def read_functions(path: str | Path) -> pl.DataFrame:
     _check_fit_file_size(path)
     try:
         table = pl.read_parquet(path)
-    except Exception as exc:  # polars/pyarrow raise many kinds for a bad file
+    except (Exception, pl.exceptions.PanicException) as exc:  # many kinds for a bad file;
+        # a panic of polars' Rust code is a BaseException
         raise ConfigurationError(f"fit file {path}: not a parquet table ({exc})") from None
     return check_fit_table(table, f"fit file {path}").sort("rank")
 

@@ -24,10 +24,13 @@ Daylight-saving time
     change) and that a skipped hour stays empty. Run and requested times are durations and never
     change.
 
-The filter step stores the header's two values in the filtered table's parquet metadata
-(:data:`CALENDAR_KEY`, :func:`calendar_metadata`); the steps that need the calendar read it back
-with :func:`table_calendar`, which checks the zone and names the SWF file and the header key
-when it is not an IANA zone.
+Both header values are checked once, when the log is read (:func:`scheduler.traces.swf.read_swf`
+refuses a ``UnixStartTime`` outside the years 1-9999 and a ``TimeZoneString`` that is not an
+IANA zone, naming the file, the header line and the key), so every study refuses such a log
+alike. The filter step stores them in the filtered table's parquet metadata
+(:data:`CALENDAR_KEY`, :func:`calendar_metadata`); the steps that need the calendar read them
+back with :func:`table_calendar`, which checks them again (a table written by an older schedlab
+may hold unchecked values) and names the SWF file, the key and the table.
 """
 
 from __future__ import annotations
@@ -45,9 +48,9 @@ import numpy as np
 import polars as pl
 
 from scheduler.core.constants import WEEK_S
-from scheduler.core.errors import ConfigurationError, TraceFormatError, quote
-from scheduler.core.steps import reading_table
-from scheduler.traces.swf import SwfHeader
+from scheduler.core.errors import ConfigurationError, TraceFormatError
+from scheduler.core.steps import table_metadata
+from scheduler.traces.swf import SwfHeader, check_time_zone, check_unix_start_time
 
 __all__ = [
     "CALENDAR_KEY",
@@ -107,8 +110,9 @@ class TraceCalendar:
     Raises
     ------
     TraceFormatError
-        ``time_zone`` is not an IANA time zone (names ``source`` and the ``TimeZoneString``
-        key).
+        ``time_zone`` is not an IANA time zone, or ``unix_start_time`` no instant of the years
+        1-9999 (names ``source`` and the key; :func:`~scheduler.traces.swf.read_swf` refuses
+        such a header already, this is for a calendar made otherwise).
     """
 
     unix_start_time: int = 0
@@ -116,14 +120,11 @@ class TraceCalendar:
     source: str | None = None
 
     def __post_init__(self) -> None:
+        # the checks read_swf makes (SwfHeader), again for a calendar made otherwise: from a
+        # table written by an older schedlab, or by hand
         where = self.source or "<calendar>"
-        if not _is_iana_zone(self.time_zone):
-            raise TraceFormatError(
-                where,
-                f"{quote(self.time_zone)} is not an IANA time zone (e.g. Europe/Stockholm, "
-                f"US/Pacific); fix the header or remove it to use {UTC}",
-                field="TimeZoneString",
-            )
+        check_unix_start_time(self.unix_start_time, where)
+        check_time_zone(self.time_zone, where)
 
     @classmethod
     def from_header(
@@ -180,25 +181,10 @@ class TraceCalendar:
         return f"{self.time_zone}, trace time 0 = {start:%Y-%m-%d %H:%M:%S %Z}"
 
 
-def _is_iana_zone(name: object) -> bool:
-    """Whether ``name`` is a key of the IANA time-zone database (``Europe/Stockholm``; not
-    ``""``, ``"+01:00"``, ``"utc"`` or a path), known to both zoneinfo and polars."""
-    if not isinstance(name, str) or not name or name != name.strip() or name.startswith("/"):
-        return False
-    try:
-        zoneinfo.ZoneInfo(name)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
-        return False
-    try:  # polars (chrono-tz) converts the times: its database must know the zone too
-        pl.Series([0]).cast(pl.Datetime("us", UTC)).dt.convert_time_zone(name)
-    except pl.exceptions.PolarsError:
-        return False
-    return True
-
-
 def calendar_metadata(header: SwfHeader, source: str | os.PathLike[str]) -> dict[str, str]:
-    """Parquet metadata carrying an SWF header's ``UnixStartTime`` and ``TimeZoneString`` as
-    they are (unchecked: a study that does not use the calendar must not fail on it)."""
+    """Parquet metadata carrying an SWF header's ``UnixStartTime`` and ``TimeZoneString``
+    (checked when the header was read, :meth:`SwfHeader.from_lines
+    <scheduler.traces.swf.SwfHeader.from_lines>`)."""
     record = {"unix_start_time": header.unix_start_time, "time_zone": header.time_zone_string,
               "source": str(source)}  # fmt: skip
     return {CALENDAR_KEY: json.dumps(record, sort_keys=True)}
@@ -207,8 +193,7 @@ def calendar_metadata(header: SwfHeader, source: str | os.PathLike[str]) -> dict
 def table_calendar_metadata(path: str | os.PathLike[str]) -> dict[str, str]:
     """The :data:`CALENDAR_KEY` entry of a table's metadata as it is (empty when absent), for
     a step whose output carries its input's calendar on (the train/test split)."""
-    with reading_table(path):
-        meta = pl.read_parquet_metadata(path)
+    meta = table_metadata(path)
     return {CALENDAR_KEY: meta[CALENDAR_KEY]} if CALENDAR_KEY in meta else {}
 
 
@@ -226,8 +211,7 @@ def table_calendar(path: str | os.PathLike[str]) -> TraceCalendar:
         The recorded ``TimeZoneString`` is not an IANA zone; names the SWF file, the key and
         the table.
     """
-    with reading_table(path):
-        meta = pl.read_parquet_metadata(path)
+    meta = table_metadata(path)
     if CALENDAR_KEY not in meta:
         raise ConfigurationError(
             f"{path}: no {CALENDAR_KEY} in its metadata (the trace's UnixStartTime and "

@@ -24,6 +24,10 @@
    HTML error page, a truncated file) is refused.
 6. **Write.** The destination is replaced atomically; on any error it is left untouched and no
    temporary file remains.
+7. **Report.** :class:`FetchReport` records where the bytes came from and their checksums: of
+   the bytes fetched (``source_sha256``) and of the file written (``sha256``).
+   :func:`source_checksum` gives the workflow the checksum a new fetch would get, so that a
+   mirror file replaced under its name is fetched again (see there).
 
 Every failure raises :class:`DownloadError`, whose message names the trace, the URL, the mirror
 directories searched and how to supply the file by hand.
@@ -63,6 +67,8 @@ __all__ = [
     "SafeRedirectHandler",
     "TraceSource",
     "fetch_trace",
+    "mirror_file",
+    "source_checksum",
     "write_fetch_report",
 ]
 
@@ -189,6 +195,10 @@ class FetchReport:
         Size of the file written, bytes.
     attempts
         HTTP attempts made (0 when a mirror file was used).
+    source_sha256
+        SHA-256 digest (lowercase hex) of the bytes fetched (the mirror file, or the body
+        downloaded), before any compression: what :func:`source_checksum` compares a mirror
+        file with. ``None`` in reports written before it was recorded.
     """
 
     name: str
@@ -199,6 +209,7 @@ class FetchReport:
     expected_sha256: str | None
     bytes: int
     attempts: int
+    source_sha256: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The report as a JSON-ready dictionary (field name -> value)."""
@@ -313,6 +324,7 @@ def fetch_trace(
             where = f"download of {source.url}"
 
         say(f"sha256 {digest} ({size} bytes)")
+        source_digest = digest
         if source.sha256 is not None and digest != source.sha256.lower():
             hint = ""
             if origin == "mirror" and not payload_name.endswith(".gz"):
@@ -340,7 +352,49 @@ def fetch_trace(
         expected_sha256=source.sha256,
         bytes=size,
         attempts=attempts,
+        source_sha256=source_digest,
     )
+
+
+def mirror_file(source: TraceSource, mirror_dirs: Sequence[str | os.PathLike[str]]) -> Path | None:
+    """The mirror file :func:`fetch_trace` would copy for ``source`` (the first of
+    ``<name>.swf.gz``, the URL's file name, ``<name>.swf`` in the first directory of
+    ``mirror_dirs`` holding one), or ``None`` when it would download."""
+    return _find_mirror_file(source, [Path(directory) for directory in mirror_dirs], _silent)
+
+
+def _silent(message: str) -> None:
+    """A logger that says nothing."""
+
+
+def source_checksum(
+    source: TraceSource,
+    mirror_dirs: Sequence[str | os.PathLike[str]],
+    report_path: str | os.PathLike[str] | None = None,
+) -> str | None:
+    """What the download of ``source`` would fetch, as a checksum: the SHA-256 of its mirror
+    file; without a mirror file, the checksum the last fetch recorded in its report
+    (``report_path``, :attr:`FetchReport.source_sha256`, else its ``sha256``); None when there
+    is neither.
+
+    The workflow puts it in the download rule's ``params``: a mirror file whose content is
+    replaced under the same name (whatever its modification time) changes it, so Snakemake
+    fetches the log again and reruns what follows, also when the catalogue pins no checksum
+    (``sha256: null``). The same content touched, or a mirror file removed once fetched, leaves
+    it as it was: nothing reruns. A log downloaded from the archive keeps its recorded
+    checksum: a file the archive changed is not noticed until the download runs again.
+    """
+    path = mirror_file(source, mirror_dirs)
+    if path is not None:
+        return _file_digest(path)[1]
+    if report_path is None:
+        return None
+    try:
+        report = json.loads(Path(report_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    recorded = report.get("source_sha256") or report.get("sha256")
+    return recorded if isinstance(recorded, str) else None
 
 
 def write_fetch_report(report: FetchReport, path: str | os.PathLike[str]) -> None:

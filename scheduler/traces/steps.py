@@ -79,8 +79,9 @@ def filter_trace(
     it is recorded in the provenance of both outputs and in the report. A value other than
     these two stops the step (:class:`~scheduler.core.errors.ConfigurationError`) before
     anything is read or written. The header's ``UnixStartTime`` and ``TimeZoneString`` go
-    into the jobs' metadata as they are (:func:`~scheduler.traces.calendar.calendar_metadata`;
-    checked by the steps that use the calendar).
+    into the jobs' metadata (:func:`~scheduler.traces.calendar.calendar_metadata`), checked
+    when the log is read: a time origin outside the years 1-9999 or a zone that is not an IANA
+    zone stops the step, naming the file, the header line and the key.
 
     Bad input stops the step with a :class:`~scheduler.core.steps.StepError` and writes
     nothing: a malformed line, a job number that appears twice (the message names the file,

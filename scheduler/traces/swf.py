@@ -16,6 +16,7 @@ line and names its file, line number and field in a :class:`~scheduler.core.erro
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import gzip
 import io
 import numbers
@@ -23,6 +24,7 @@ import os
 import re
 import warnings
 import zlib
+import zoneinfo
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,12 +38,17 @@ from scheduler.core.errors import ConfigurationError, TraceFormatError, quote
 from scheduler.core.flags import flag
 
 __all__ = [
+    "CALENDAR_FIRST_S",
+    "CALENDAR_LAST_S",
     "DEFAULT_MAX_BYTES",
     "MISSING_MACHINE_SIZE",
     "SWF_FIELD_COUNT",
     "SwfHeader",
     "Trace",
+    "check_time_zone",
     "check_unique_job_ids",
+    "check_unix_start_time",
+    "is_iana_zone",
     "read_swf",
     "repeated_job_number",
     "used_procs",
@@ -178,7 +185,9 @@ class SwfHeader:
         ------
         TraceFormatError
             A line does not start with ``;``, or ``MaxProcs``, ``MaxNodes`` or
-            ``UnixStartTime`` does not hold an integer (names the file, line and key).
+            ``UnixStartTime`` does not hold an integer, or ``UnixStartTime`` is no instant of
+            the years 1-9999 (:func:`check_unix_start_time`), or ``TimeZoneString`` is not an
+            IANA time zone (:func:`check_time_zone`); the message names the file, line and key.
         """
         where = "<header>" if path is None else str(path)
         lines = tuple(lines)
@@ -202,6 +211,12 @@ class SwfHeader:
                 typed[attribute] = _header_integer(pairs[key], where, first_line[key], key)
         for key, attribute in _STR_HEADER_KEYS.items():
             typed[attribute] = pairs.get(key) or None
+        # the calendar, checked once here: every reader of the log refuses a bad one alike
+        start, zone = typed.get("unix_start_time"), typed.get("time_zone_string")
+        if isinstance(start, int):
+            check_unix_start_time(start, where, line=first_line["UnixStartTime"])
+        if isinstance(zone, str):
+            check_time_zone(zone, where, line=first_line["TimeZoneString"])
         return cls(fields=pairs, lines=lines, **typed)  # type: ignore[arg-type]
 
     def values(self, key: str) -> tuple[str, ...]:
@@ -223,6 +238,81 @@ class SwfHeader:
             if match is not None and match.group(1) == key:
                 found.append(match.group(2).strip())
         return tuple(found)
+
+
+#: The earliest ``UnixStartTime`` accepted (Unix seconds): 0001-01-02 00:00 UTC. With
+#: :data:`CALENDAR_LAST_S`, a day inside the calendar :mod:`datetime` can show (years 1-9999), so
+#: that the origin is a date in every time zone (UTC offsets are under a day).
+CALENDAR_FIRST_S = int(datetime.datetime(1, 1, 2, tzinfo=datetime.UTC).timestamp())
+#: The latest ``UnixStartTime`` (and origin plus last submission) accepted: 9999-12-30 23:59:59 UTC.
+CALENDAR_LAST_S = int(datetime.datetime(9999, 12, 31, tzinfo=datetime.UTC).timestamp()) - 1
+
+
+def check_unix_start_time(
+    value: int,
+    path: str | os.PathLike[str],
+    *,
+    line: int | None = None,
+    last_submit_s: float = 0.0,
+) -> int:
+    """``value`` (a ``UnixStartTime``, Unix seconds) if it and ``value + last_submit_s`` lie in
+    ``[CALENDAR_FIRST_S, CALENDAR_LAST_S]``, else a :class:`TraceFormatError` naming ``path``,
+    ``line`` and the key.
+
+    A time origin outside the years 1-9999 cannot be shown as a date (``datetime`` raises
+    "year 10000 is out of range"), so a log whose calendar no step can use is refused where it
+    is read, not by whichever step first needs a date.
+    """
+    bounds = (f"between {CALENDAR_FIRST_S} (0001-01-02 00:00 UTC) and {CALENDAR_LAST_S} "
+              "(9999-12-30 23:59:59 UTC)")  # fmt: skip
+    remedy = "fix the header or remove the line to count trace time from 1970-01-01 00:00 UTC"
+    if not CALENDAR_FIRST_S <= value <= CALENDAR_LAST_S:
+        raise TraceFormatError(
+            path,
+            f"{quote(str(value))} s is not an instant of the years 1-9999: a time origin must "
+            f"lie {bounds}; {remedy}",
+            line=line,
+            field="UnixStartTime",
+        )
+    if value + last_submit_s > CALENDAR_LAST_S:
+        raise TraceFormatError(
+            path,
+            f"{value} s plus the last submission ({last_submit_s:,.0f} s) leaves the years "
+            f"1-9999 (a trace instant must lie {bounds}); {remedy}",
+            line=line,
+            field="UnixStartTime",
+        )
+    return value
+
+
+def is_iana_zone(name: object) -> bool:
+    """Whether ``name`` is a key of the IANA time-zone database (``Europe/Stockholm``; not
+    ``""``, ``"+01:00"``, ``"utc"`` or a path), known to both zoneinfo and polars."""
+    if not isinstance(name, str) or not name or name != name.strip() or name.startswith("/"):
+        return False
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        return False
+    try:  # polars (chrono-tz) converts the times: its database must know the zone too
+        pl.Series([0]).cast(pl.Datetime("us", "UTC")).dt.convert_time_zone(name)
+    except pl.exceptions.PolarsError:
+        return False
+    return True
+
+
+def check_time_zone(value: str, path: str | os.PathLike[str], *, line: int | None = None) -> str:
+    """``value`` (a ``TimeZoneString``) if it is an IANA time zone (:func:`is_iana_zone`), else
+    a :class:`TraceFormatError` naming ``path``, ``line`` and the key."""
+    if not is_iana_zone(value):
+        raise TraceFormatError(
+            path,
+            f"{quote(value)} is not an IANA time zone (e.g. Europe/Stockholm, US/Pacific); fix "
+            "the header or remove it to use UTC",
+            line=line,
+            field="TimeZoneString",
+        )
+    return value
 
 
 def _header_integer(value: str, path: str, line: int, key: str) -> int:
@@ -482,8 +572,10 @@ def read_swf(
         lines, a job line has not 18 fields or a field is not a (finite) number or an integer
         field holds a non-integral value or a submit, run or requested time is beyond
         ±2**52 s (the simulator's exact range, ``scheduler.core.constants.MAX_TIME_S``; strict
-        mode: lenient mode skips the line), a typed header value is not an integer,
-        or the machine size is unknown, or the content exceeds ``max_bytes``. The message
+        mode: lenient mode skips the line), a typed header value is not an integer, the
+        header's calendar cannot be used (``UnixStartTime``, also plus the last submission,
+        outside the years 1-9999; ``TimeZoneString`` not an IANA time zone), or the machine
+        size is unknown, or the content exceeds ``max_bytes``. The message
         names the file, the 1-based line of the
         decompressed file (header and blank lines count) and the field.
         A job number that appears on two job lines is refused too, in lenient mode as well
@@ -511,6 +603,10 @@ def read_swf(
         (line for _, line in header_lines), where, line_numbers=[n for n, _ in header_lines]
     )
     _check_has_jobs(jobs, data, where, skipped)
+    if header.unix_start_time is not None:
+        last = max(float(jobs.get_column("submit_s").max() or 0.0), 0.0)  # type: ignore[arg-type]
+        line = _key_line(header_lines, "UnixStartTime")
+        check_unix_start_time(header.unix_start_time, where, line=line, last_submit_s=last)
     if jobs.get_column("job_id").is_duplicated().any():
         check_unique_job_ids(jobs, where, line_numbers=_job_line_numbers(data, where, lenient))
     if skipped:
@@ -518,6 +614,15 @@ def read_swf(
     if machine_procs is None:
         machine_procs = _resolve_machine_procs(header, jobs, where, infer_machine_procs)
     return Trace(jobs=jobs, header=header, machine_procs=machine_procs, path=where, skipped=skipped)
+
+
+def _key_line(header_lines: Sequence[tuple[int, str]], key: str) -> int | None:
+    """The line number of the first ``; key: value`` line (None when absent)."""
+    for number, text in header_lines:
+        match = _HEADER_PAIR.match(text)
+        if match is not None and match.group(1) == key:
+            return number
+    return None
 
 
 def _load_bytes(path: str | os.PathLike[str], max_bytes: int) -> bytes:

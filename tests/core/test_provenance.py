@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import math
@@ -16,17 +17,21 @@ import pytest
 import scheduler
 from scheduler.core import provenance as prov
 from scheduler.core.code_hash import package_hash
+from scheduler.core.errors import TableError
 from scheduler.core.provenance import (
+    CHECKSUM_KEY,
     PROVENANCE_KEY,
     provenance,
     read_csv,
     read_parquet,
     read_parquet_provenance,
+    verify_parquet,
     write_csv,
     write_json,
     write_markdown,
     write_parquet,
 )
+from scheduler.core.steps import read_table, table_metadata
 
 PACKAGE = Path(scheduler.__file__).resolve().parent
 RECORD = {"versions": {"schedlab": "0.1.0"}, "config": {"trace": "KTH-SP2", "seed": 3}}
@@ -215,3 +220,88 @@ def test_failed_parquet_write_keeps_existing_target(tmp_path, table):
 def test_module_exports():
     for name in prov.__all__:
         assert hasattr(prov, name)
+
+
+# --------------------------------------------------------------------------------------------
+# Checksums of parquet tables
+# --------------------------------------------------------------------------------------------
+
+
+def test_parquet_records_the_checksum_of_its_own_bytes(tmp_path, table):
+    """The checksum is the SHA-256 of the file with its own 64 digits read as zeros."""
+    path = tmp_path / "t.parquet"
+    write_parquet(table, path, provenance(step="core.test.step"), {"k": "v"})
+    meta = pl.read_parquet_metadata(path)
+    value = meta[CHECKSUM_KEY]
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", value)
+    digits = value.removeprefix("sha256:").encode()
+    data = path.read_bytes()
+    assert data.count(digits) == 1
+    assert hashlib.sha256(data.replace(digits, b"0" * 64)).hexdigest() == digits.decode()
+    assert verify_parquet(path) is True
+    assert read_table(path).equals(table)
+    assert table_metadata(path)["k"] == "v"
+
+
+def test_every_flipped_bit_is_refused_by_name_or_changes_nothing(tmp_path, table):
+    """One bit flipped anywhere in the file (one per byte, the bit varying): the read refuses
+    the file, naming it and the step that wrote it, or (a flip inside the checksum's key name,
+    which only hides the checksum) reads the very same table: never other data."""
+    path = tmp_path / "t.parquet"
+    write_parquet(table, path, provenance(step="core.test.step"))
+    data = path.read_bytes()
+    damaged_path = tmp_path / "damaged.parquet"
+    refused = 0
+    for position in range(len(data)):
+        damaged = bytearray(data)
+        damaged[position] ^= 1 << (position % 8)
+        damaged_path.write_bytes(bytes(damaged))
+        try:
+            read = read_table(damaged_path)
+        except TableError as error:
+            assert str(error).startswith(f"{damaged_path}: ")
+            refused += 1
+            continue
+        key = data.rfind(CHECKSUM_KEY.encode())
+        assert key <= position < key + len(CHECKSUM_KEY), position
+        assert read.equals(table)
+    assert refused >= len(data) - len(CHECKSUM_KEY)
+
+
+def test_a_changed_table_names_the_file_and_its_step(tmp_path, table):
+    path = tmp_path / "t.parquet"
+    write_parquet(table, path, provenance(step="studies.tuning.steps.simulate_batch"))
+    data = bytearray(path.read_bytes())
+    data[len(data) // 3] ^= 0x10
+    path.write_bytes(bytes(data))
+    with pytest.raises(TableError) as caught:
+        verify_parquet(path)
+    assert str(caught.value).startswith(
+        f"{path}: the file changed since step studies.tuning.steps.simulate_batch wrote it: "
+        "checksum mismatch (sha256 "
+    )
+    with pytest.raises(TableError, match="checksum mismatch"):
+        table_metadata(path)  # metadata reads are checked too (machine size, calendar)
+
+
+def test_a_table_without_checksum_is_read_unchecked(tmp_path, table):
+    """Tables written before checksums (or by another program) are read as they are."""
+    path = tmp_path / "old.parquet"
+    table.write_parquet(path, metadata={PROVENANCE_KEY: json.dumps(RECORD)})
+    assert verify_parquet(path) is False
+    assert read_table(path).equals(table)
+
+
+def test_a_panic_of_polars_is_a_table_error_naming_the_file(tmp_path, table, monkeypatch):
+    """pyo3_runtime.PanicException is a BaseException: reading_table turns it into a
+    TableError naming the file (tests/workflow/test_workflow_faults.py meets a real one)."""
+    path = tmp_path / "t.parquet"
+    write_parquet(table, path, RECORD)
+
+    def panic(*args, **kwargs):
+        raise pl.exceptions.PanicException("called `Result::unwrap()` on an `Err` value")
+
+    monkeypatch.setattr(pl, "read_parquet", panic)
+    with pytest.raises(TableError, match=r"not a readable parquet table \(polars panicked") as info:
+        read_table(path)
+    assert str(info.value).startswith(f"{path}: ")

@@ -112,13 +112,23 @@ def test_wall_clock_days_and_weeks_are_local_midnights_and_mondays(calendar) -> 
 
 @pytest.mark.parametrize("zone", ["Mars/Olympus", "utc", "+01:00", "Europe/Stokholm"])
 def test_a_zone_that_is_not_iana_names_the_file_and_the_key(tmp_path: Path, zone: str) -> None:
+    """Refused where the log is read (every reader alike) and by a calendar made otherwise."""
     path = tmp_path / "bad.swf"
     write_calendar_log(path, zone=zone)
-    header = read_swf(path).header  # reading the log does not need the zone
     with pytest.raises(TraceFormatError, match="TimeZoneString") as caught:
-        TraceCalendar.from_header(header, path)
+        read_swf(path)
+    assert str(caught.value).startswith(f"{path}:3: field TimeZoneString: ")
+    with pytest.raises(TraceFormatError, match="TimeZoneString") as caught:
+        TraceCalendar.from_header(SwfHeader(time_zone_string=zone), path)
     assert str(path) in str(caught.value) and "IANA" in str(caught.value)
     assert caught.value.field == "TimeZoneString"
+
+
+@pytest.mark.parametrize("start", [253402300800, -99999999999])
+def test_a_start_outside_the_calendar_names_the_file_and_the_key(start: int) -> None:
+    with pytest.raises(TraceFormatError, match="years 1-9999") as caught:
+        TraceCalendar.from_values(start, ZONE, "x.swf")
+    assert str(caught.value).startswith("x.swf: field UnixStartTime: ")
 
 
 def test_unknown_zone_without_a_file() -> None:
@@ -145,48 +155,38 @@ def test_filter_and_split_carry_the_calendar(log, calendar, tmp_path: Path) -> N
     assert table_calendar(train) == table_calendar(test) == calendar
 
 
-def test_a_bad_zone_stops_only_the_steps_that_use_the_calendar(tmp_path: Path) -> None:
-    """The filter stores the header as it is (a study without calendar must not fail); the
-    first step that needs the calendar names the log, the key and the table."""
+def test_a_bad_zone_stops_the_filter(tmp_path: Path) -> None:
+    """The filter reads the log, so it refuses a header whose zone no step can use (every
+    study alike, whether it uses the calendar or not)."""
     swf = tmp_path / "bad.swf"
     write_calendar_log(swf, zone="Mars/Olympus")
     filtered = tmp_path / "filtered.parquet"
-    filter_trace(
-        str(swf),
-        str(filtered),
-        str(tmp_path / "report.json"),
-        trace="bad",
-        machine_procs=None,
-        overrun="drop",
-    )
-    meta = json.loads(pl.read_parquet_metadata(filtered)[CALENDAR_KEY])
-    assert meta == {"unix_start_time": unix(START), "time_zone": "Mars/Olympus",
-                    "source": str(swf)}  # fmt: skip
+    with pytest.raises(StepError, match="TimeZoneString") as caught:
+        filter_trace(str(swf), str(filtered), str(tmp_path / "report.json"), trace="bad",
+                     machine_procs=None, overrun="drop")  # fmt: skip
+    assert str(caught.value).startswith(f"{swf}:3: field TimeZoneString: 'Mars/Olympus'")
+    assert not filtered.exists()
+
+
+@pytest.mark.parametrize(
+    ("record", "key"),
+    [
+        ({"time_zone": "Mars/Olympus", "unix_start_time": 0}, "TimeZoneString"),
+        ({"time_zone": "UTC", "unix_start_time": 253402300800}, "UnixStartTime"),
+    ],
+)
+def test_a_bad_calendar_in_an_older_table_names_the_log_the_key_and_the_table(
+    tmp_path: Path, record: dict, key: str
+) -> None:
+    """A table written before the header was checked on reading may hold an unusable calendar:
+    the steps that use it name the log, the key and the table."""
+    filtered = tmp_path / "filtered.parquet"
+    meta = {CALENDAR_KEY: json.dumps({**record, "source": "old.swf"})}
+    pl.DataFrame({"submit_s": [0]}).write_parquet(filtered, metadata=meta)
     with pytest.raises(TraceFormatError) as caught:
         table_calendar(filtered)
     message = str(caught.value)
-    assert message.startswith(f"{swf}: field TimeZoneString: 'Mars/Olympus'")
-    assert str(filtered) in message
-    train, test = tmp_path / "train.parquet", tmp_path / "test.parquet"
-    split_trace(str(filtered), str(train), str(test), trace="bad")
-    weeks = tmp_path / "weeks.parquet"
-    # first_submit weeks need no calendar
-    resample_batch(
-        str(train),
-        str(weeks),
-        trace="bad",
-        split="train",
-        first_week=0,
-        last_week=0,
-        seed=1,
-        method="uniform",
-        alignment="first_submit",
-    )
-    with pytest.raises(StepError, match="TimeZoneString") as caught:
-        resample_batch(str(train), str(weeks), trace="bad", split="train", first_week=0,
-                       last_week=0, seed=1, alignment="calendar",
-                       method="uniform",)  # fmt: skip
-    assert str(swf) in str(caught.value)
+    assert message.startswith(f"old.swf: field {key}: ") and str(filtered) in message
 
 
 def test_a_table_without_calendar_is_refused(tmp_path: Path) -> None:

@@ -23,6 +23,8 @@ from scheduler.traces.download import (
     FetchReport,
     TraceSource,
     fetch_trace,
+    mirror_file,
+    source_checksum,
     write_fetch_report,
 )
 
@@ -588,7 +590,45 @@ def test_report_round_trip(tmp_path: Path, kth_bytes: bytes) -> None:
         "expected_sha256",
         "bytes",
         "attempts",
+        "source_sha256",
     }
+
+
+# --- the checksum of what a download would fetch (the workflow's rerun trigger) ---------------
+
+
+def test_source_checksum_is_the_mirror_files_else_the_recorded_one(
+    tmp_path: Path, kth_bytes: bytes
+) -> None:
+    mirror, dest = tmp_path / "mirror", tmp_path / "out" / "KTH-SP2.swf.gz"
+    mirror.mkdir()
+    (mirror / "KTH-SP2.swf.gz").write_bytes(kth_bytes)
+    report_path = tmp_path / "out" / "KTH-SP2.fetch.json"
+    source = kth_source()
+    assert mirror_file(source, [mirror]) == mirror / "KTH-SP2.swf.gz"
+    assert source_checksum(source, [mirror], report_path) == sha256(kth_bytes)
+    report = fetch_trace(source, dest, mirror_dirs=[mirror])
+    assert report.source_sha256 == report.sha256 == sha256(kth_bytes)
+    write_fetch_report(report, report_path)
+    # other content under the same name: another checksum
+    (mirror / "KTH-SP2.swf.gz").write_bytes(gzip.compress(b"; MaxProcs: 1\n", mtime=0))
+    assert source_checksum(source, [mirror], report_path) != report.source_sha256
+    # no mirror file any more: the one the last fetch recorded (nothing to fetch again)
+    (mirror / "KTH-SP2.swf.gz").unlink()
+    assert mirror_file(source, [mirror]) is None
+    assert source_checksum(source, [mirror], report_path) == report.source_sha256
+    assert source_checksum(source, [mirror], tmp_path / "none.json") is None
+    assert source_checksum(source, [mirror]) is None
+
+
+def test_a_plain_mirror_file_records_the_checksum_of_the_bytes_fetched(
+    tmp_path: Path, kth_path: Path
+) -> None:
+    plain = gzip.decompress(kth_path.read_bytes())
+    (tmp_path / "KTH-SP2.swf").write_bytes(plain)
+    report = fetch_trace(kth_source(), tmp_path / "out.swf.gz", mirror_dirs=[tmp_path])
+    assert report.source_sha256 == sha256(plain) == source_checksum(kth_source(), [tmp_path])
+    assert report.sha256 == sha256((tmp_path / "out.swf.gz").read_bytes()) != sha256(plain)
 
 
 # --- bounded reads (issue #11, item 4) -----------------------------------------------------------

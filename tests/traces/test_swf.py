@@ -196,6 +196,50 @@ def test_header_integer_error_names_file_line_and_key(tmp_path: Path) -> None:
     assert "'lots'" in str(error)
 
 
+@pytest.mark.parametrize("start", ["253402300800", "-99999999999", "99999999999999999999"])
+def test_unix_start_time_out_of_the_calendar_names_file_line_and_key(
+    tmp_path: Path, start: str
+) -> None:
+    """A time origin no calendar date can show (year 10000, year -1199) is refused when the log
+    is read, naming the file, the header line and the key: not later, by whichever step first
+    turns it into a date (the online study's long traces: "ValueError: year 10000 is out of
+    range", naming neither)."""
+    path = write_lines(tmp_path, "h.swf", [HEADER, f"; UnixStartTime: {start}", GOOD])
+    with pytest.raises(TraceFormatError) as info:
+        read_swf(path)
+    error = info.value
+    assert (error.path, error.line, error.field) == (str(path), 2, "UnixStartTime")
+    assert str(error).startswith(f"{path}:2: field UnixStartTime: ")
+    assert "year" in str(error) and "between" in str(error)
+
+
+def test_unix_start_time_whose_last_submission_leaves_the_calendar_is_refused(
+    tmp_path: Path,
+) -> None:
+    late = job_line(2, submit_s="100000000")
+    path = write_lines(tmp_path, "h.swf", [HEADER, "; UnixStartTime: 253400000000", GOOD, late])
+    with pytest.raises(TraceFormatError, match="last submission") as info:
+        read_swf(path)
+    assert (info.value.line, info.value.field) == (2, "UnixStartTime")
+
+
+def test_unix_start_time_at_the_ends_of_the_calendar_is_read(tmp_path: Path) -> None:
+    for start in (-62135510400, 253402214399):  # 0001-01-02 and 9999-12-30 23:59:59 UTC
+        path = write_lines(tmp_path, "h.swf", [HEADER, f"; UnixStartTime: {start}", GOOD])
+        assert read_swf(path).header.unix_start_time == start
+
+
+@pytest.mark.parametrize("zone", ["Mars/Olympus", "utc", "+01:00", "Europe/Stokholm", "/etc/x"])
+def test_time_zone_that_is_not_iana_names_file_line_and_key(tmp_path: Path, zone: str) -> None:
+    """Refused when the log is read, by every reader (before: only by the steps that used the
+    calendar, so a study without them ran on a log whose header is wrong)."""
+    path = write_lines(tmp_path, "h.swf", [HEADER, "; Note: x", f"; TimeZoneString: {zone}", GOOD])
+    with pytest.raises(TraceFormatError, match="IANA") as info:
+        read_swf(path)
+    assert (info.value.line, info.value.field) == (3, "TimeZoneString")
+    assert str(info.value).startswith(f"{path}:3: field TimeZoneString: ")
+
+
 def test_header_from_lines_rejects_non_header_line() -> None:
     with pytest.raises(TraceFormatError, match="starting with ';'"):
         SwfHeader.from_lines(["; ok", GOOD], "x.swf")

@@ -5,40 +5,62 @@ naming the file, line, field or config key, and leave no output behind."""
 from __future__ import annotations
 
 import gzip
+import hashlib
+import json
+import os
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 from support.tiny_project import (
     damaged_project,
+    job_stats,
     make_project,
     snakemake,
     write_config,
+    write_slice,
 )
 
 pytestmark = pytest.mark.workflow
 
 
-def test_bad_time_zone_stops_the_long_trace_naming_the_log_and_the_key(
-    tmp_path: Path, kth_path: Path
+@pytest.mark.parametrize(
+    ("line", "key", "fragment"),
+    [
+        ("; TimeZoneString: Europe/Stokholm", "TimeZoneString", "'Europe/Stokholm' is not an IANA"),
+        ("; UnixStartTime: 253402300800", "UnixStartTime", "253402300800"),
+        ("; UnixStartTime: -99999999999", "UnixStartTime", "-99999999999"),
+    ],
+)
+def test_bad_calendar_header_stops_the_filter_naming_the_log_line_and_key(
+    tmp_path: Path, kth_path: Path, line: str, key: str, fragment: str
 ) -> None:
+    """A header whose calendar no step can use is refused once, where the log is read (the
+    common filter), for every study: before, the online study's long traces failed on it with
+    "ValueError: year 10000 is out of range" (naming neither file nor key) or named the zone,
+    and the tuning study ran on the same log."""
     project = make_project(tmp_path, kth_path)
     mirror = tmp_path / "mirror" / "KTH-slice.swf.gz"
-    text = gzip.decompress(mirror.read_bytes()).decode()
-    assert "; TimeZoneString: Europe/Stockholm" in text
-    text = text.replace("; TimeZoneString: Europe/Stockholm", "; TimeZoneString: Europe/Stokholm")
-    mirror.write_bytes(gzip.compress(text.encode(), mtime=0))
+    lines = gzip.decompress(mirror.read_bytes()).decode().splitlines(keepends=True)
+    number = next(i for i, text in enumerate(lines) if text.startswith(f"; {key}:"))
+    lines[number] = line + "\n"
+    mirror.write_bytes(gzip.compress("".join(lines).encode(), mtime=0))
     config = yaml.safe_load((project / "tiny.yaml").read_text())
     config["traces"]["KTH-slice"]["sha256"] = None
-    config["studies"] = ["online"]
+    config["studies"] = ["tuning", "online"]
     write_config(project, config)
     done = snakemake(project, check=False)
     output = done.stdout + done.stderr
     assert done.returncode != 0
-    assert "KTH-slice.swf.gz: field TimeZoneString: 'Europe/Stokholm' is not an IANA" in output
-    assert "logs/online/KTH-slice/traces/replica" in output
-    assert (project / "results/KTH-slice/filtered.parquet").exists()  # the filter does not care
-    assert not list((project / "results/online").rglob("replica*.parquet"))
+    assert f"KTH-slice.swf.gz:{number + 1}: field {key}: " in output, output
+    assert fragment in output
+    assert "out of range" not in output and "Traceback" not in output
+    assert "logs/filter/KTH-slice.log" in output
+    log = (project / "logs/filter/KTH-slice.log").read_text()
+    assert f"field {key}" in log
+    assert not (project / "results/KTH-slice/filtered.parquet").exists()
+    assert not (project / "results/online").exists() and not (project / "results/tuning").exists()
 
 
 def test_malformed_trace_line_names_file_line_field_and_log(tmp_path: Path, kth_path: Path) -> None:
@@ -133,3 +155,46 @@ def test_download_size_limit_comes_from_the_config(tmp_path: Path, kth_path: Pat
     finally:
         server.httpd.shutdown()
         server.httpd.server_close()
+
+
+def test_a_mirror_file_replaced_under_its_name_is_fetched_again_with_what_follows(
+    tmp_path: Path, kth_path: Path
+) -> None:
+    """With ``sha256: null`` in the catalogue, a mirror file whose content is replaced under the
+    same name (its modification time kept, as ``cp -p`` and ``rsync -t`` keep it) is fetched
+    again and what follows reruns, the fetch report holding the new checksum; before, nothing
+    reran and the old log's results were kept. The same content touched reruns nothing."""
+    project = make_project(tmp_path, kth_path)
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    config["traces"]["KTH-slice"]["sha256"] = None
+    config["studies"] = ["tuning"]
+    write_config(project, config)
+    until = ("--until", "filter_trace")
+    snakemake(project, *until)
+    mirror = tmp_path / "mirror" / "KTH-slice.swf.gz"
+    report = project / "resources/traces/KTH-slice.fetch.json"
+    old = json.loads(report.read_text())
+    assert old["sha256"] == hashlib.sha256(mirror.read_bytes()).hexdigest()
+    filter_report = project / "results/KTH-slice/filter_report.json"
+    six_weeks = json.loads(filter_report.read_text())["jobs_in"]
+
+    def planned() -> dict[str, int]:
+        done = snakemake(project, *until, "--dry-run", "--quiet", "rules")
+        text = done.stdout + done.stderr
+        nothing = "Nothing to be done" in text or re.search(r"^total\s+0$", text, re.MULTILINE)
+        return {} if nothing else job_stats(text)
+
+    before = mirror.stat()
+    write_slice(kth_path, mirror, weeks=5)  # other jobs, same name
+    os.utime(mirror, ns=(before.st_atime_ns, before.st_mtime_ns))
+    new_sha256 = hashlib.sha256(mirror.read_bytes()).hexdigest()
+    assert new_sha256 != old["sha256"]
+    assert planned() == {"download_trace": 1, "filter_trace": 1}
+    snakemake(project, *until)
+    assert (project / "resources/traces/KTH-slice.swf.gz").read_bytes() == mirror.read_bytes()
+    fetched = json.loads(report.read_text())
+    assert fetched["sha256"] == fetched["source_sha256"] == new_sha256
+    assert 0 < json.loads(filter_report.read_text())["jobs_in"] < six_weeks  # filtered again
+    assert planned() == {}
+    os.utime(mirror)  # touched: newer, same content
+    assert planned() == {}

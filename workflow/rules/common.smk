@@ -19,6 +19,7 @@ from scheduler.studies.common.study import (
     validated_config,
 )
 from scheduler.traces import steps as trace_steps
+from scheduler.traces.download import TraceSource, source_checksum
 
 # The configuration checked against the schema (the shared keys and each selected study's
 # section: scheduler/studies/<name>/config.schema.yaml), every default filled in. Rules, plans
@@ -153,6 +154,17 @@ def download_settings(wildcards):
         "sha256": entry["sha256"],
         **config["archive"],
     }
+
+
+def download_source(wildcards):
+    """The checksum of what download_trace would fetch (scheduler.traces.download.
+    source_checksum: its mirror file's, else the one its last fetch recorded): in the rule's
+    params, so that a mirror file replaced under its name is fetched again and what follows
+    reruns, also with sha256: null in the catalogue."""
+    entry = config["traces"][wildcards.trace]
+    source = TraceSource(wildcards.trace, entry["url"], entry["sha256"])
+    fetched = trace_paths.download_report_file(wildcards.trace)
+    return source_checksum(source, config["archive"]["mirror_dirs"], fetched)
 
 
 def filter_settings(wildcards):

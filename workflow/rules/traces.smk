@@ -1,5 +1,7 @@
 # The catalogue's logs, shared by every study: downloaded (offline mirror first), then strongly
-# filtered (scheduler.traces.steps); the paths are scheduler.studies.common.paths'.
+# filtered (scheduler.traces.steps); the paths are scheduler.studies.common.paths'. The download's
+# params hold the checksum of what it would fetch (download_source), so that a mirror file
+# replaced under its name is fetched again and everything after it reruns.
 
 
 rule download_trace:
@@ -13,6 +15,7 @@ rule download_trace:
         "../envs/schedlab.yaml"
     params:
         settings=download_settings,
+        source=download_source,
         code=step_hash(trace_steps.download_trace),
     run:
         run_step(trace_steps.download_trace, input, output, log, params)

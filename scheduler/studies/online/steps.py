@@ -18,8 +18,8 @@ from scheduler.core.steps import (
     optional_path,
     procs_metadata,
     read_table,
-    reading_table,
     table_machine_procs,
+    table_metadata,
     workflow_step,
 )
 from scheduler.sim.arrays import kernel_arrays
@@ -105,8 +105,7 @@ def long_trace_period_origin(trace_path: str, period_alignment: str) -> float | 
     check_week_alignment(period_alignment, "online.period_alignment")
     if period_alignment == "first_submit":
         return None
-    with reading_table(trace_path):
-        weeks = pl.read_parquet_metadata(trace_path).get(WEEK_ALIGNMENT_KEY)
+    weeks = table_metadata(trace_path).get(WEEK_ALIGNMENT_KEY)
     if weeks != "calendar":
         raise ConfigurationError(
             f"{trace_path}: calendar periods (online.period_alignment: calendar) need a long "

@@ -182,7 +182,9 @@ def test_simulate_batch(study):
             assert record["step"] == "studies.tuning.steps.simulate_batch"
             assert record["config"]["primary"] == primary and record["config"]["split"] == split
     lines = (study / "logs" / "simulate.log").read_text().splitlines()
-    assert len(lines) == 2 * len(PAIRS)
+    started = [line for line in lines if line.endswith(" studies.tuning.steps.simulate_batch: "
+                                                       "started")]  # fmt: skip
+    assert len(started) == len(lines) - len(started) == 2 * len(PAIRS)  # one line each, after
     assert all(STAMPED.match(line) for line in lines)
 
 
@@ -325,7 +327,9 @@ def test_whole_log_simulation_and_table(study, tmp_path):
     assert read_csv(tmp_path / "t.csv").equals(table)
     markdown = (tmp_path / "t.md").read_text()
     assert "relative to EASY-FCFS-FCFS" in markdown and "| KTH-SP2 | SPF | SPF |" in markdown
-    assert len((tmp_path / "whole.log").read_text().splitlines()) == 3
+    lines = (tmp_path / "whole.log").read_text().splitlines()
+    assert len(lines) == 2 * 3  # each run: its name, then its line
+    assert lines[0].endswith(" studies.tuning.steps.simulate_whole_log: started")
     # without the baseline's run the table cannot be relative to it
     with pytest.raises(core_steps.StepError, match="baseline EASY-FCFS-FCFS has no run"):
         tuning_steps.tabulate_whole_log(
@@ -481,11 +485,15 @@ def test_rule_log_turns_schedlab_errors_into_step_errors(tmp_path):
         raise FileNotFoundError("no such file")
 
 
-def test_rule_log_lets_other_errors_through(tmp_path):
+def test_rule_log_logs_other_errors_and_lets_them_through(tmp_path):
+    """A bug keeps its type and traceback; the log holds it too (it was left empty)."""
     path = tmp_path / "rule.log"
-    with pytest.raises(ValueError, match="programming error"), core_steps.rule_log(path):
+    with pytest.raises(ValueError, match="programming error") as info, core_steps.rule_log(path):
         raise ValueError("programming error")
-    assert "error:" not in path.read_text()
+    assert info.value.__notes__ == [f"(log: {path})"]
+    text = path.read_text()
+    assert " error: unexpected ValueError: programming error; its traceback:" in text
+    assert "Traceback (most recent call last):" in text
 
 
 def test_importing_the_steps_leaves_statistics_and_plotting_unloaded() -> None:
