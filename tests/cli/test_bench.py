@@ -127,7 +127,7 @@ def test_most_loaded_week_is_a_calendar_week_in_the_log_time_zone(tmp_path: Path
 def test_most_loaded_week_names_the_file_and_key_of_a_bad_time_zone(tmp_path: Path) -> None:
     path = _tiny_log(tmp_path / "t.swf")
     path.write_text(path.read_text().replace("Europe/Paris", "Europe/Pariss"))
-    with pytest.raises(TraceFormatError, match=r"t\.swf: field TimeZoneString: 'Europe/Pariss'"):
+    with pytest.raises(TraceFormatError, match=r"t\.swf:2: field TimeZoneString: 'Europe/Pariss'"):
         most_loaded_week(read_swf(path))
 
 
