@@ -359,15 +359,21 @@ class _Clock:
     def __init__(self, zone: zoneinfo.ZoneInfo) -> None:
         self.zone = zone
         self.dst_readings = 0
-        self._cache: dict[str, int] = {}
+        self._cache: dict[str, tuple[int, bool]] = {}
 
     def epoch(self, text: str) -> int | None:
         text = text.strip()
         if text.lower() in _MISSING_TIMES:
             return None
         cached = self._cache.get(text)
-        if cached is not None:
-            return cached
+        if cached is None:
+            cached = self._cache[text] = self._read(text)
+        self.dst_readings += cached[1]
+        return cached[0]
+
+    def _read(self, text: str) -> tuple[int, bool]:
+        """Epoch seconds of a time, and whether a DST change makes its reading ambiguous."""
+        dst = False
         if text.isdigit():  # SLURM_TIME_FORMAT=%s
             value = int(text)
         else:
@@ -380,11 +386,9 @@ class _Clock:
                 ) from None
             if moment.tzinfo is None:
                 moment = moment.replace(tzinfo=self.zone)
-                if moment.utcoffset() != moment.replace(fold=1).utcoffset():
-                    self.dst_readings += 1
+                dst = moment.utcoffset() != moment.replace(fold=1).utcoffset()
             value = int(moment.timestamp())
-        self._cache[text] = value
-        return value
+        return value, dst
 
 
 # --------------------------------------------------------------------------------------------
