@@ -43,8 +43,9 @@ def slurm(env: dict[str, str], *command: str) -> str:
 
 
 def sbatch(env: dict[str, str], *options: str) -> str:
-    """Submit a job under the test account; its id."""
-    return slurm(env, "sbatch", "--parsable", f"--account={ACCOUNT}", *options).strip()
+    """Submit a job under the test account, its output discarded; its id."""
+    command = ("sbatch", "--parsable", f"--account={ACCOUNT}", "--output=/dev/null", *options)
+    return slurm(env, *command).strip()
 
 
 def state(env: dict[str, str], job_id: str) -> str:
