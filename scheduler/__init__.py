@@ -29,6 +29,10 @@ _EXPORTS: dict[str, str] = {
     "Trace": "scheduler.traces.swf",
     "read_swf": "scheduler.traces.swf",
     "write_swf": "scheduler.traces.swf",
+    "SacctImport": "scheduler.traces.sacct",
+    "SacctReport": "scheduler.traces.sacct",
+    "import_sacct": "scheduler.traces.sacct",
+    "read_sacct": "scheduler.traces.sacct",
     "FilterReport": "scheduler.traces.filters",
     "strong_filter": "scheduler.traces.filters",
     "trace_summary": "scheduler.traces.summary",
@@ -86,5 +90,6 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
     from scheduler.sim.prediction import PredictedResult, simulate_predicted
     from scheduler.sim.redirection import RedirectResult, RedirectSimulation, simulate_redirect
     from scheduler.traces.filters import FilterReport, strong_filter
+    from scheduler.traces.sacct import SacctImport, SacctReport, import_sacct, read_sacct
     from scheduler.traces.summary import trace_summary
     from scheduler.traces.swf import SwfHeader, Trace, read_swf, write_swf

@@ -8,10 +8,12 @@
     scheduler policies
     scheduler prediction-grid resources/KTH-SP2.swf.gz --loss eloss --eta 10,1000 --lam 0,1e-4
     scheduler generate lublin --procs 256 --jobs 10000 --seed 1 --estimates --out model.swf.gz
+    scheduler import sacct accounting.txt --out cluster.swf.gz
     scheduler warmup
 
 This module assembles the parser from the command-group modules (:mod:`scheduler.cli.traces`:
-``info``, ``filter``; :mod:`scheduler.cli.simulate`: ``simulate``, ``policies``;
+``info``, ``filter``; :mod:`scheduler.cli.accounting`: ``import sacct``;
+:mod:`scheduler.cli.simulate`: ``simulate``, ``policies``;
 :mod:`scheduler.cli.prediction`: ``prediction-grid``; :mod:`scheduler.cli.warmup`;
 :mod:`scheduler.cli.bench`; :mod:`scheduler.cli.timings`) and runs the chosen command. Every
 error schedlab raises on purpose (:class:`~scheduler.core.errors.SchedlabError`) and every
@@ -26,6 +28,7 @@ import argparse
 import sys
 
 from scheduler.cli import (
+    accounting,
     bench,
     compare,
     config,
@@ -49,7 +52,7 @@ EXIT_INTERRUPTED = 130
 
 #: Command-group modules, each with ``add_commands(subparsers)``, in the order of ``--help``.
 COMMAND_GROUPS = (
-    traces, generate, simulate, prediction, warmup, bench, timings, config, compare,
+    traces, accounting, generate, simulate, prediction, warmup, bench, timings, config, compare,
 )  # fmt: skip
 
 
