@@ -52,6 +52,8 @@ _EXPORTS: dict[str, str] = {
     "simulate_arrays": "scheduler.sim.engine",
     "PredictedResult": "scheduler.sim.prediction",
     "simulate_predicted": "scheduler.sim.prediction",
+    "ConservativeResult": "scheduler.sim.conservative",
+    "simulate_conservative": "scheduler.sim.conservative",
     "RedirectResult": "scheduler.sim.redirection",
     "RedirectSimulation": "scheduler.sim.redirection",
     "simulate_redirect": "scheduler.sim.redirection",
@@ -85,6 +87,7 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
         register_learned,
     )
     from scheduler.sim.api import simulate
+    from scheduler.sim.conservative import ConservativeResult, simulate_conservative
     from scheduler.sim.engine import Simulation, SimulationConfig, SimulationResult, simulate_arrays
     from scheduler.sim.metrics import RunFigures, RunSummary, cumulative_wait, run_figures
     from scheduler.sim.prediction import PredictedResult, simulate_predicted

@@ -369,6 +369,45 @@ class SimulationResult(RunResult):
         )
 
 
+def job_table(
+    table: pl.DataFrame, estimate: EstimateSource | np.ndarray
+) -> tuple[pl.DataFrame, str]:
+    """The jobs an engine simulates from an SWF job table, and the label of their estimates.
+
+    Columns ``job_id, submit_s, procs, run_s, estimate_s, requested_s`` (``procs``: the
+    allocated processors, or the requested ones when unknown); ``estimate`` is
+    ``"requested"``, ``"clairvoyant"`` or an array of per-job estimates (s) in the table's row
+    order (label ``"array"``).
+    """
+    if isinstance(estimate, str):
+        check_choice("estimate", estimate, ("requested", "clairvoyant"))
+        estimate_column = pl.col("req_time_s" if estimate == "requested" else "run_s")
+        estimate_label = estimate
+    else:
+        try:
+            estimate = np.asarray(estimate, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ConfigurationError(
+                "estimate must be 'requested', 'clairvoyant' or an array of seconds, got "
+                f"{type(estimate).__name__}"
+            ) from None
+        if estimate.shape != (table.height,):
+            raise ConfigurationError(
+                f"estimate array has shape {estimate.shape}, expected ({table.height},)"
+            )
+        estimate_column = pl.Series("estimate_s", estimate)
+        estimate_label = "array"
+    jobs = table.select(
+        "job_id",
+        "submit_s",
+        used_procs().alias("procs"),
+        "run_s",
+        estimate_column.cast(pl.Float64).alias("estimate_s"),
+        pl.col("req_time_s").cast(pl.Float64).alias("requested_s"),
+    )
+    return jobs, estimate_label
+
+
 def simulate_easy(
     trace: Trace | pl.DataFrame,
     primary: str = "FCFS",
@@ -416,32 +455,7 @@ def simulate_easy(
     table, m = trace_table(trace, machine_procs, "simulate")
     m = machine_procs_value(m)
     threshold_s = parse_duration(threshold)
-    if isinstance(estimate, str):
-        check_choice("estimate", estimate, ("requested", "clairvoyant"))
-        estimate_column = pl.col("req_time_s" if estimate == "requested" else "run_s")
-        estimate_label = estimate
-    else:
-        try:
-            estimate = np.asarray(estimate, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ConfigurationError(
-                "estimate must be 'requested', 'clairvoyant' or an array of seconds, got "
-                f"{type(estimate).__name__}"
-            ) from None
-        if estimate.shape != (table.height,):
-            raise ConfigurationError(
-                f"estimate array has shape {estimate.shape}, expected ({table.height},)"
-            )
-        estimate_column = pl.Series("estimate_s", estimate)
-        estimate_label = "array"
-    jobs = table.select(
-        "job_id",
-        "submit_s",
-        used_procs().alias("procs"),
-        "run_s",
-        estimate_column.cast(pl.Float64).alias("estimate_s"),
-        pl.col("req_time_s").cast(pl.Float64).alias("requested_s"),
-    )
+    jobs, estimate_label = job_table(table, estimate)
     simulation = Simulation(
         jobs["submit_s"].to_numpy(),
         jobs["procs"].to_numpy(),

@@ -1,0 +1,277 @@
+"""Compiled conservative-backfilling event loop with Slurm's limits (private).
+
+The semantics are ``docs/simulator.md``, "Conservative backfilling (and Slurm's sched/backfill
+limits)"; :mod:`scheduler.sim.conservative` validates the inputs and calls :func:`advance`.
+
+A sibling of :mod:`scheduler.sim._kernel`: the same job matrix, state arrays and helpers
+(completion heap, running list sorted by estimated end, ``_start``, ``_revise_outlived``, the
+sorted static list PQ, compaction of started entries). What it adds:
+
+- the pass order in CAND (waiting jobs, overdue ones first, then by the primary key), built
+  once per instant and shared by the main pass and the backfill pass;
+- the **profile**: a scratch array ``prof`` float64 (2, capacity): row PT strictly increasing
+  times, the first ``now``, row PF the free processors from that time to the next (whole
+  numbers, exact in float64), rebuilt at
+  each backfill pass from the running list (already sorted by estimated end; rounding ends up
+  keeps it sorted) and updated in place by every start and reservation of the walk.
+
+Why the walk has its shape: a job can only start now when ``q <= free``, and free only falls
+during the walk, so the walk stops after the last job of the pass order that could still start
+(``last``, moved back as jobs start): reservations for the jobs behind it could not change any
+start. With ``depth`` used up, a job with ``q > free`` is skipped without looking at the
+profile.
+
+Integer parameters use ``-1`` for "no limit" and float ones ``inf`` (window) or ``0`` (no
+resolution, no interval).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scheduler.core.compile import jit
+from scheduler.core.intrinsics import shift_right
+from scheduler.sim import _kernel as k
+
+__all__ = ["PF", "PT", "advance", "profile_capacity"]
+
+# rows of ``prof``
+PT, PF = 0, 1
+
+
+def profile_capacity(n: int) -> int:
+    """Entries the profile arrays need for ``n`` jobs: ``now``, one end per running job and
+    at most one new end per start or reservation of a pass."""
+    return 2 * n + 2
+
+
+@jit(inline=True)
+def _round_up(x, resolution):
+    """⌈x⌉: the next multiple of ``resolution`` (x itself when it is one); x when 0."""
+    if resolution <= 0.0:
+        return x
+    return np.ceil(x / resolution) * resolution
+
+
+@jit
+def _order(now, threshold_s, p_static, jobs, keys, istate, iwork, fwork):
+    """Fill CAND with the waiting jobs in pass order (EASY's step 1); return their count."""
+    qlen = istate[k.QLEN]
+    count = 0
+    # overdue jobs (waiting more than Θ) are a prefix of the live queue, which is in job order
+    if threshold_s < np.inf:
+        for i in range(qlen):
+            j = iwork[k.QUEUE, i]
+            if iwork[k.STATUS, j] != k.WAITING:
+                continue
+            if not now - jobs[k.SUBMIT, j] > threshold_s:
+                break
+            iwork[k.CAND, count] = j
+            count += 1
+    overdue = count
+    if p_static:
+        for i in range(qlen):
+            j = iwork[k.PQ, i]
+            if iwork[k.STATUS, j] != k.WAITING:
+                continue
+            if overdue > 0 and now - jobs[k.SUBMIT, j] > threshold_s:
+                continue
+            iwork[k.CAND, count] = j
+            count += 1
+        return count
+    for i in range(qlen):
+        j = iwork[k.QUEUE, i]
+        if iwork[k.STATUS, j] != k.WAITING:
+            continue
+        if overdue > 0 and now - jobs[k.SUBMIT, j] > threshold_s:
+            continue
+        iwork[k.CAND, count] = j
+        fwork[k.KEY, count] = keys[k.P_BASE, j] + (now - jobs[k.SUBMIT, j]) / keys[k.P_DIV, j]
+        count += 1
+    if count - overdue > 1:
+        # collected in job order: a stable sort breaks ties by submit time, then job number
+        rest = iwork[k.CAND, overdue:count].copy()
+        order = np.argsort(fwork[k.KEY, overdue:count], kind="mergesort")
+        for i in range(count - overdue):
+            iwork[k.CAND, overdue + i] = rest[order[i]]
+    return count
+
+
+@jit
+def _build_profile(now, resolution, jobs, istate, iwork, fwork, prof):
+    """The profile of the running jobs (estimated ends rounded up); return its size."""
+    prof[PT, 0] = now
+    prof[PF, 0] = istate[k.FREE]
+    size = 1
+    for idx in range(istate[k.RLEN]):
+        j = iwork[k.RUNNING, idx]
+        e = _round_up(fwork[k.EST_END, j], resolution)
+        q = jobs[k.PROCS, j]
+        if size > 1 and e == prof[PT, size - 1]:
+            prof[PF, size - 1] += q
+            continue
+        prof[PT, size] = e
+        prof[PF, size] = prof[PF, size - 1] + q
+        size += 1
+    return size
+
+
+@jit(inline=True)
+def _first_short(prof, size, s, end, q):
+    """First profile index from ``s`` with fewer than ``q`` free before ``end``, or -1."""
+    idx = s
+    while idx < size and prof[PT, idx] < end:
+        if prof[PF, idx] < q:
+            return idx
+        idx += 1
+    return -1
+
+
+@jit
+def _hold(prof, size, s, end, q):
+    """Take ``q`` processors over ``[prof[PT, s], end)``; return the new size."""
+    idx = s
+    while idx < size and prof[PT, idx] < end:
+        idx += 1
+    if idx == size or prof[PT, idx] != end:
+        # a new breakpoint at end, where the free count before it resumes
+        shift_right(prof, PT, idx, size)
+        shift_right(prof, PF, idx, size)
+        prof[PT, idx] = end
+        prof[PF, idx] = prof[PF, idx - 1]
+        size += 1
+    for i in range(s, idx):
+        prof[PF, i] -= q
+    return size
+
+
+@jit
+def _backfill(now, first, count, depth, window_s, resolution, max_test, outlive, jobs, istate,
+              iwork, fwork, prof):  # fmt: skip
+    """The backfill pass over CAND[first:count] (the jobs still waiting, in pass order)."""
+    if istate[k.RLEN] > 0 and fwork[k.EST_END, iwork[k.RUNNING, 0]] <= now:
+        k._revise_outlived(now, outlive, jobs, istate, iwork, fwork)
+    free = istate[k.FREE]
+    if free == 0:
+        return
+    stop = count if max_test < 0 else min(count, first + max_test)
+    last = stop - 1
+    while last >= first and jobs[k.PROCS, iwork[k.CAND, last]] > free:
+        last -= 1
+    if last < first:
+        return
+    size = _build_profile(now, resolution, jobs, istate, iwork, fwork, prof)
+    reservations = 0
+    blocked = False
+    p = first
+    while p <= last:
+        j = iwork[k.CAND, p]
+        p += 1
+        q = np.int64(jobs[k.PROCS, j])
+        est = fwork[k.EST_CUR, j]
+        if q <= free:
+            end = _round_up(now + est, resolution)
+            if _first_short(prof, size, 0, end, q) < 0:
+                k._start(j, now, k.STARTED_BACKFILL if blocked else k.STARTED_HEAD, jobs,
+                         istate, iwork, fwork)  # fmt: skip
+                size = _hold(prof, size, 0, end, q)
+                free -= q
+                while last >= p and jobs[k.PROCS, iwork[k.CAND, last]] > free:
+                    last -= 1
+                continue
+        blocked = True
+        if depth >= 0 and reservations >= depth:
+            continue
+        # the earliest start: the first breakpoint from which q processors stay free until
+        # the (rounded) end; a breakpoint short of q restarts the search after it
+        s = 1
+        while True:
+            while prof[PF, s] < q:
+                s += 1
+            end = _round_up(prof[PT, s] + est, resolution)
+            short = _first_short(prof, size, s, end, q)
+            if short < 0:
+                break
+            s = short + 1
+        if prof[PT, s] > now + window_s:
+            continue
+        size = _hold(prof, size, s, end, q)
+        reservations += 1
+
+
+@jit
+def advance(jobs, keys, p_static, threshold_s, depth, window_s, resolution, interval, max_test,
+            queue_depth, outlive, istate, iwork, fwork, prof):  # fmt: skip
+    """Run every event to the end; return the number of event instants processed.
+
+    ``keys``: the kernel's key rows (only P_BASE and P_DIV read); ``p_static``: the primary key
+    does not depend on time (then PQ is kept sorted); ``threshold_s``: Θ (``inf``: none);
+    ``depth``, ``max_test``, ``queue_depth``: reservations per backfill pass, jobs walked per
+    backfill pass, jobs considered per main pass (-1: no limit); ``window_s`` (``inf``: none),
+    ``resolution`` and ``interval`` (s, 0: none); ``outlive``: an ``OUTLIVE_*`` code of
+    :mod:`scheduler.sim._kernel`.
+    """
+    n = jobs.shape[1]
+    instants = 0
+    last_now = -np.inf
+    while True:
+        t_sub = jobs[k.SUBMIT, istate[k.NEXT_SUB]] if istate[k.NEXT_SUB] < n else np.inf
+        t_end = fwork[k.END, iwork[k.HEAP, 0]] if istate[k.HLEN] > 0 else np.inf
+        now = min(t_sub, t_end)
+        if interval > 0.0 and istate[k.QLEN] > istate[k.DEAD]:
+            # periodic backfill passes matter while a job waits
+            now = min(now, (np.floor(last_now / interval) + 1.0) * interval)
+        if now == np.inf:
+            return instants
+        while istate[k.HLEN] > 0 and fwork[k.END, iwork[k.HEAP, 0]] <= now:
+            j, hsize = k._heap_pop(iwork, fwork, istate[k.HLEN])
+            istate[k.HLEN] = hsize
+            istate[k.FREE] += np.int64(jobs[k.PROCS, j])
+            istate[k.RLEN] = k._running_remove(jobs, iwork, fwork, istate[k.RLEN], j)
+        while istate[k.NEXT_SUB] < n and jobs[k.SUBMIT, istate[k.NEXT_SUB]] <= now:
+            j = istate[k.NEXT_SUB]
+            qsize = istate[k.QLEN]
+            iwork[k.QUEUE, qsize] = j
+            if p_static:
+                k._sorted_insert(iwork, k.PQ, qsize, j, keys, k.P_BASE)
+            istate[k.QLEN] = qsize + 1
+            istate[k.NEXT_SUB] = j + 1
+        backfill_now = interval <= 0.0 or np.floor(now / interval) * interval == now
+        _pass(now, backfill_now, p_static, threshold_s, depth, window_s, resolution, max_test,
+              queue_depth, outlive, jobs, keys, istate, iwork, fwork, prof)  # fmt: skip
+        if istate[k.DEAD] > k._DEAD_SLACK + (istate[k.QLEN] - istate[k.DEAD]) // 4:
+            k._compact(iwork, istate, p_static, False)
+        last_now = now
+        instants += 1
+
+
+@jit
+def _pass(now, backfill_now, p_static, threshold_s, depth, window_s, resolution, max_test,
+          queue_depth, outlive, jobs, keys, istate, iwork, fwork, prof):  # fmt: skip
+    """The main pass, then (at a backfill instant) the backfill pass, at ``now``."""
+    if istate[k.QLEN] == istate[k.DEAD]:
+        return
+    free = istate[k.FREE]
+    # nothing can start when no waiting job fits: only the backfill pass's revision remains
+    fits = False
+    if free > 0:
+        for i in range(istate[k.QLEN]):
+            j = iwork[k.QUEUE, i]
+            if iwork[k.STATUS, j] == k.WAITING and jobs[k.PROCS, j] <= free:
+                fits = True
+                break
+    if not fits:
+        if backfill_now and istate[k.RLEN] > 0 and fwork[k.EST_END, iwork[k.RUNNING, 0]] <= now:
+            k._revise_outlived(now, outlive, jobs, istate, iwork, fwork)
+        return
+    count = _order(now, threshold_s, p_static, jobs, keys, istate, iwork, fwork)
+    first = 0
+    while first < count and (queue_depth < 0 or first < queue_depth):
+        j = iwork[k.CAND, first]
+        if jobs[k.PROCS, j] > istate[k.FREE]:
+            break
+        k._start(j, now, k.STARTED_HEAD, jobs, istate, iwork, fwork)
+        first += 1
+    if backfill_now and first < count:
+        _backfill(now, first, count, depth, window_s, resolution, max_test, outlive, jobs, istate,
+                  iwork, fwork, prof)  # fmt: skip

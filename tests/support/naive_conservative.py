@@ -1,0 +1,154 @@
+"""A deliberately simple reference of conservative backfilling with Slurm's limits, written from
+docs/simulator.md, section "Conservative backfilling (and Slurm's sched/backfill limits)".
+
+Literal and slow on purpose: the profile is a plain list of intervals (start, end, processors),
+``free(t)`` is recomputed by summing over it, every candidate start is tried in increasing order,
+every pass sorts the queue from scratch. The order, policies and outlive rule are the EASY
+reference's (tests/support/naive.py), which that section refers to.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from support.naive import NaiveJob, NaiveResult, _revise, _Running, naive_priority
+
+__all__ = ["naive_conservative"]
+
+
+def _round_up(x: float, resolution: float | None) -> float:
+    """⌈x⌉: the next multiple of the resolution (x itself when it is one); x without one."""
+    if resolution is None:
+        return x
+    return math.ceil(x / resolution) * resolution
+
+
+def _is_backfill_instant(now: float, interval: float | None) -> bool:
+    return interval is None or math.floor(now / interval) * interval == now
+
+
+def naive_conservative(
+    jobs: Sequence[NaiveJob],
+    machine_procs: int,
+    primary: str = "FCFS",
+    threshold_s: float | None = None,
+    *,
+    depth: int | None = None,
+    bf_window_s: float | None = None,
+    bf_resolution_s: float | None = None,
+    bf_interval_s: float | None = None,
+    bf_max_job_test: int | None = None,
+    default_queue_depth: int | None = None,
+    outlive: str = "requested",
+) -> dict[int, NaiveResult]:
+    """job_id -> NaiveResult(start_s, backfilled) of conservative backfilling."""
+    jobs = list(jobs)
+    if not jobs:
+        return {}
+    first_submit_s = min(j.submit_s for j in jobs)
+    theta = math.inf if threshold_s is None else threshold_s
+    pending = sorted(jobs, key=lambda j: (j.submit_s, j.job_id))
+    waiting: list[NaiveJob] = []
+    running: list[_Running] = []
+    free = machine_procs
+    results: dict[int, NaiveResult] = {}
+
+    def order(now: float) -> list[NaiveJob]:
+        """EASY's step 1: the policy's key at now, then the overdue jobs to the front."""
+        by_key = sorted(
+            waiting,
+            key=lambda j: (naive_priority(primary, j, now, first_submit_s), j.submit_s, j.job_id),
+        )
+        old = sorted([j for j in by_key if now - j.submit_s > theta],
+                     key=lambda j: (j.submit_s, j.job_id))  # fmt: skip
+        return old + [j for j in by_key if not now - j.submit_s > theta]
+
+    def start(job: NaiveJob, now: float, backfilled: bool) -> None:
+        nonlocal free
+        assert job.procs <= free
+        free -= job.procs
+        waiting.remove(job)
+        running.append(_Running(job, now, job.estimate_s, now + job.estimate_s))
+        results[job.job_id] = NaiveResult(now, backfilled)
+
+    def free_at(t: float, now: float, intervals: list[tuple[float, float, int]]) -> int:
+        """free(t): the machine minus every interval holding t (running jobs from now)."""
+        used = sum(q for (a, b, q) in intervals if a <= t < b)
+        return machine_procs - used
+
+    def fits(job: NaiveJob, t: float, now: float, intervals) -> bool:
+        end = _round_up(t + job.estimate_s, bf_resolution_s)
+        # free is constant between interval bounds: check t and every bound inside [t, end)
+        points = [t] + [p for (a, b, _) in intervals for p in (a, b) if t < p < end]
+        return all(free_at(u, now, intervals) >= job.procs for u in points)
+
+    def earliest(job: NaiveJob, now: float, intervals) -> float:
+        candidates = sorted({now} | {b for (_, b, _) in intervals if b > now})
+        for t in candidates:
+            if fits(job, t, now, intervals):
+                return t
+        raise AssertionError("a job that fits the machine always has a start")
+
+    def main_pass(now: float) -> None:
+        for considered, j in enumerate(order(now)):
+            if default_queue_depth is not None and considered >= default_queue_depth:
+                return
+            if j.procs > free:
+                return
+            start(j, now, backfilled=False)
+
+    def backfill_pass(now: float) -> None:
+        if not waiting:
+            return
+        for r in running:
+            if r.end_est_s <= now:
+                _revise(r, now, outlive)
+        # running jobs hold their processors from now to their rounded estimated end
+        intervals = [(now, _round_up(r.end_est_s, bf_resolution_s), r.job.procs) for r in running]
+        walk = order(now)
+        if bf_max_job_test is not None:
+            walk = walk[:bf_max_job_test]
+        reservations = 0
+        blocked = False
+        for j in walk:
+            t = earliest(j, now, intervals)
+            if t == now:
+                # the running-job intervals already hold the processors of the jobs started
+                # before j in this pass (added below), so free_at(now) == free
+                start(j, now, backfilled=blocked)
+                intervals.append((now, _round_up(now + j.estimate_s, bf_resolution_s), j.procs))
+                continue
+            blocked = True
+            if depth is not None and reservations >= depth:
+                continue
+            if bf_window_s is not None and t > now + bf_window_s:
+                continue
+            intervals.append((t, _round_up(t + j.estimate_s, bf_resolution_s), j.procs))
+            reservations += 1
+
+    last_now = -math.inf  # the last instant processed
+    for _ in range(100 * len(jobs) + 10_000):
+        if not pending and not waiting:
+            break
+        next_submit = pending[0].submit_s if pending else math.inf
+        next_end = min((r.end_s for r in running), default=math.inf)
+        next_tick = math.inf
+        if bf_interval_s is not None and waiting:
+            # the next multiple of the interval after the last instant (jobs wait: it matters)
+            next_tick = (math.floor(last_now / bf_interval_s) + 1) * bf_interval_s
+        now = min(next_submit, next_end, next_tick)
+        assert now < math.inf
+        for r in [r for r in running if r.end_s == now]:
+            running.remove(r)
+            free += r.job.procs
+        while pending and pending[0].submit_s == now:
+            waiting.append(pending.pop(0))
+        main_pass(now)
+        if _is_backfill_instant(now, bf_interval_s):
+            backfill_pass(now)
+        last_now = now
+    else:
+        raise AssertionError("naive_conservative did not terminate")
+    assert len(results) == len(jobs)
+    return results
