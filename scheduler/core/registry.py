@@ -16,7 +16,8 @@ it, never written a second time::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Generic, TypeVar
 
 from scheduler.core.errors import ConfigurationError, quote
@@ -26,6 +27,37 @@ T = TypeVar("T")
 
 def _identity(name: str) -> str:
     return name
+
+
+_NUMBERED = re.compile(r"^(.*?)([0-9]+)$")
+
+
+def name_listing(names: Iterable[str]) -> str:
+    """``names`` joined by commas, a run of five or more numbered names with one prefix and
+    consecutive numbers written as its ends (``LF1..LF576``): an error listing the known
+    names stays short when hundreds of learned functions are registered."""
+    out: list[str] = []
+    run: list[tuple[str, int, str]] = []
+
+    def flush() -> None:
+        if len(run) >= 5:
+            out.append(f"{run[0][2]}..{run[-1][2]}")
+        else:
+            out.extend(name for _, _, name in run)
+        run.clear()
+
+    for name in names:
+        match = _NUMBERED.match(name)
+        if match is None:
+            flush()
+            out.append(name)
+            continue
+        prefix, number = match.group(1), int(match.group(2))
+        if run and not (run[-1][0] == prefix and run[-1][1] + 1 == number):
+            flush()
+        run.append((prefix, number, name))
+    flush()
+    return ", ".join(out)
 
 
 class Registry(Mapping[str, T], Generic[T]):
@@ -101,7 +133,7 @@ class Registry(Mapping[str, T], Generic[T]):
             prefix = f"{where}: " if where else ""
             raise ConfigurationError(
                 f"{prefix}unknown {self.kind} {quote(name)}; known {self.plural}: "
-                f"{', '.join(self._items)}"
+                f"{name_listing(self._items)}"
             )
         return self._items[key]
 

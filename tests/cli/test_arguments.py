@@ -12,6 +12,7 @@ import pytest
 from cli.helpers import argparse_exit, run_json
 
 import scheduler
+from scheduler.core.registry import name_listing
 
 # --------------------------------------------------------------------------------------------
 # Policies, durations, processor counts, table suffixes
@@ -24,7 +25,7 @@ def test_unknown_policy_lists_the_known_ones(
     code, err = argparse_exit(capsys, "simulate", kth_path, "--primary", "NOPE")
     assert code == 2
     assert "unknown policy 'NOPE'" in err
-    assert "known policies: " + ", ".join(scheduler.policy_names()) in err
+    assert "known policies: " + name_listing(scheduler.policy_names()) in err
     code, err = argparse_exit(capsys, "simulate", kth_path, "--backfill", "NOPE")
     assert code == 2
     assert "known policies: " in err
