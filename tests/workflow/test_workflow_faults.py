@@ -13,7 +13,7 @@ import pytest
 import yaml
 from support.damage import find_flip, flip, footer_start
 from support.full_disk import run_on_full_disk
-from support.tiny_project import SNAKEMAKE, make_project, snakemake, write_config
+from support.tiny_project import SNAKEMAKE, snakemake, write_config
 
 pytestmark = pytest.mark.workflow
 
@@ -25,23 +25,22 @@ FIGURE = f"{FIGURES}/weekly_avg_wait"
 FIGURE_LOGS = "logs/tuning/KTH-slice/figures"
 
 
-@pytest.fixture(scope="module")
-def simulated(tmp_path_factory: pytest.TempPathFactory, kth_path: Path) -> Path:
-    """A tiny tuning project run to its end (its 16 simulation files gathered by
-    collect_weekly, its figures drawn)."""
-    project = make_project(tmp_path_factory.mktemp("simulated"), kth_path)
-    config = yaml.safe_load((project / "tiny.yaml").read_text())
-    config["studies"] = ["tuning"]
-    write_config(project, config)
-    snakemake(project)
-    assert len([*(project / SIMS).glob("t*/*/*/*.parquet")]) == 16  # train, test
-    return project
+@pytest.fixture
+def simulated(tiny_study: Path) -> Path:
+    """The session's tiny study, run to its end (its tuning study's 16 simulation files
+    gathered by collect_weekly, its figures drawn); the tests damage copies of it."""
+    assert len([*(tiny_study / SIMS).glob("t*/*/*/*.parquet")]) == 16  # train, test
+    return tiny_study
 
 
 def copy_of(project: Path, tmp_path: Path) -> Path:
-    """A copy of ``project`` (times kept: Snakemake plans on it as on the original)."""
+    """A copy of ``project`` (times kept: Snakemake plans on it as on the original) that runs
+    its tuning study alone (the other studies' rules stay out of Snakemake's plans)."""
     copy = tmp_path / "copy"
     shutil.copytree(project, copy, symlinks=True)
+    config = yaml.safe_load((copy / "tiny.yaml").read_text())
+    config["studies"] = ["tuning"]
+    write_config(copy, config)
     return copy
 
 
