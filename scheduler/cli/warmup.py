@@ -20,6 +20,7 @@ from scheduler.cli.arguments import add_command
 from scheduler.core.constants import SWF_SCHEMA
 from scheduler.sim.api import simulate
 from scheduler.sim.cache import kernel_cache_state
+from scheduler.sim.conservative import simulate_conservative
 from scheduler.sim.memory import MemoryConfig, simulate_memory
 from scheduler.sim.redirection import simulate_redirect
 from scheduler.sim.trials import run_trials
@@ -84,11 +85,14 @@ def _warm_engine(trace: Trace) -> None:
 
 
 def _warm_variants() -> None:
-    """The redirection variant (two pools; a small theta so that a job is redirected), the
+    """The redirection variant (two pools; a small theta so that a job is redirected),
+    conservative backfilling (a static and an aging policy, with and without limits), the
     memory-aware variant (one compiled loop for every estimator and scheduler: codes), the
     trials of the learned-priority study and its windowed evaluation scheduler."""
     trace = warmup_trace()
     simulate_redirect(trace, alpha=0.5, theta=0, machine_procs=8)
+    simulate_conservative(trace, "FCFS")
+    simulate_conservative(trace, "LEXP", depth=1, bf_window_s=3600.0, bf_interval_s=30.0)
     memory = trace.jobs.with_columns(
         pl.lit(2048.0).alias("req_mem_kb"), pl.lit(1024.0).alias("used_mem_kb")
     )
@@ -140,6 +144,7 @@ def cmd_warmup(args: argparse.Namespace) -> int:
     elapsed_ms = (time.perf_counter() - started) * 1000.0
     runs = ", ".join(f"EASY({p}, {b or 'none'})" for p, b in WARMUP_RUNS)
     runs += ", EASY-SJBF on NAG E-loss predictions, list-scheduling trials, redirection, "
+    runs += "conservative backfilling, "
     runs += "memory classes, windowed list scheduling"
     print(f"simulator kernel ready in {elapsed_ms:.0f} ms: {kernel_cache_note()}")
     print(f"runs: {runs}")

@@ -64,7 +64,7 @@ def _plans(config: dict) -> dict:
     return plan_studies(validated_config(config))
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
 @given(change=one_key(("memory", "redirect", "learned", "prediction", "online")))
 def test_a_drawn_change_reruns_its_study(tiny_study: Path, tmp_path_factory, change) -> None:
     """One key of one study drawn from the schema: refused naming the key (checked in
