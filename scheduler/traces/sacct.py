@@ -44,7 +44,6 @@ took 12.7 s on the 2-core development machine (2026-11-27).
 from __future__ import annotations
 
 import datetime
-import gzip
 import math
 import os
 import re
@@ -63,7 +62,7 @@ from scheduler.core.constants import SWF_SCHEMA, SWF_UNKNOWN
 from scheduler.core.errors import ConfigurationError, NoJobsError, TraceFormatError, quote
 from scheduler.core.flags import flag
 from scheduler.core.version import __version__
-from scheduler.traces.swf import SwfHeader, Trace, write_swf
+from scheduler.traces.swf import SwfHeader, Trace, load_bytes, write_swf
 
 __all__ = [
     "DROP_CANCELLED_UNSTARTED",
@@ -166,7 +165,6 @@ _MEMORY = re.compile(r"^(?P<value>\d+(?:\.\d*)?)(?P<unit>[KMGTP]?)(?P<per>[nc]?)
 _COUNT = re.compile(r"^(?P<value>\d+(?:\.\d*)?)(?P<unit>[KMGTP]?)$", re.IGNORECASE)
 _EXIT = re.compile(r"^(\d+):(\d+)$")
 _UNIT_POWER = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
-_GZIP_MAGIC = b"\x1f\x8b"
 
 
 # --------------------------------------------------------------------------------------------
@@ -413,19 +411,7 @@ class _Job:
 def _read_lines(path: str | os.PathLike[str]) -> list[str]:
     """The lines of a (possibly gzipped) text file."""
     where = str(path)
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise TraceFormatError(where, "file not found; expected sacct --parsable2 output") from None
-    except IsADirectoryError:
-        raise TraceFormatError(where, "is a directory; expected sacct --parsable2 output") from None
-    except OSError as exc:
-        raise TraceFormatError(where, f"cannot read the file: {exc.strerror or exc}") from None
-    if data.startswith(_GZIP_MAGIC):
-        try:
-            data = gzip.decompress(data)
-        except (EOFError, OSError) as exc:
-            raise TraceFormatError(where, f"truncated or corrupt gzip data ({exc})") from None
+    data = load_bytes(path, expected="sacct --parsable2 output", reader="read_sacct")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -433,7 +419,7 @@ def _read_lines(path: str | os.PathLike[str]) -> list[str]:
         raise TraceFormatError(
             where, "expected UTF-8 text, found undecodable bytes", line=line
         ) from None
-    return text.removeprefix("\ufeff").splitlines()
+    return text.splitlines()
 
 
 def _columns(lines: list[str], where: str) -> tuple[dict[str, int], int, int]:

@@ -49,6 +49,7 @@ __all__ = [
     "check_unique_job_ids",
     "check_unix_start_time",
     "is_iana_zone",
+    "load_bytes",
     "read_swf",
     "repeated_job_number",
     "used_procs",
@@ -597,7 +598,7 @@ def read_swf(
             f"max_bytes must be a positive integer (bytes), got {quote(max_bytes)}"
         )
     where = str(path)
-    data = _load_bytes(path, int(max_bytes))
+    data = load_bytes(path, int(max_bytes))
     jobs, header_lines, skipped = _parse(data, where, lenient)
     header = SwfHeader.from_lines(
         (line for _, line in header_lines), where, line_numbers=[n for n, _ in header_lines]
@@ -625,21 +626,32 @@ def _key_line(header_lines: Sequence[tuple[int, str]], key: str) -> int | None:
     return None
 
 
-def _load_bytes(path: str | os.PathLike[str], max_bytes: int) -> bytes:
-    """The decompressed content of ``path``, refused beyond ``max_bytes``."""
+def load_bytes(
+    path: str | os.PathLike[str],
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    *,
+    expected: str = "an SWF file",
+    reader: str = "read_swf",
+) -> bytes:
+    """The content of a plain or gzipped text file ``path``, decompressed, without a UTF-8
+    byte-order mark; refused beyond ``max_bytes`` (decompressed) before it fills the memory.
+
+    A missing, unreadable, truncated or oversized file is a TraceFormatError naming ``path``
+    and saying what was ``expected`` there; ``reader`` is the function whose ``max_bytes``
+    raises the bound."""
     try:
         if Path(path).stat().st_size > max_bytes and not _is_gzip(path):
-            raise _too_large(path, max_bytes)
+            raise _too_large(path, max_bytes, reader)
         data = Path(path).read_bytes()
     except FileNotFoundError:
-        raise TraceFormatError(path, "file not found; expected an SWF file") from None
+        raise TraceFormatError(path, f"file not found; expected {expected}") from None
     except IsADirectoryError:
-        raise TraceFormatError(path, "is a directory; expected an SWF file") from None
+        raise TraceFormatError(path, f"is a directory; expected {expected}") from None
     except OSError as exc:
         raise TraceFormatError(path, f"cannot read the file: {exc.strerror or exc}") from None
     if data.startswith(_GZIP_MAGIC):
         try:
-            data = _decompress(data, path, max_bytes)
+            data = _decompress(data, path, max_bytes, reader)
         except (EOFError, OSError, zlib.error) as exc:
             raise TraceFormatError(
                 path, f"truncated or corrupt gzip data ({exc}); expected a complete gzip file"
@@ -653,22 +665,24 @@ def _is_gzip(path: str | os.PathLike[str]) -> bool:
         return handle.read(len(_GZIP_MAGIC)) == _GZIP_MAGIC
 
 
-def _decompress(data: bytes, path: str | os.PathLike[str], max_bytes: int) -> bytes:
+def _decompress(
+    data: bytes, path: str | os.PathLike[str], max_bytes: int, reader: str
+) -> bytes:
     """Inflate gzip ``data`` (every member) chunk by chunk, refusing more than ``max_bytes``."""
     chunks, total = [], 0
     with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
         while chunk := stream.read(min(_CHUNK_BYTES, max_bytes - total + 1)):
             total += len(chunk)
             if total > max_bytes:
-                raise _too_large(path, max_bytes)
+                raise _too_large(path, max_bytes, reader)
             chunks.append(chunk)
     return b"".join(chunks)
 
 
-def _too_large(path: str | os.PathLike[str], max_bytes: int) -> TraceFormatError:
+def _too_large(path: str | os.PathLike[str], max_bytes: int, reader: str) -> TraceFormatError:
     return TraceFormatError(
         path,
-        f"larger than {max_bytes:,} bytes (decompressed), the most read_swf accepts; "
+        f"larger than {max_bytes:,} bytes (decompressed), the most {reader} accepts; "
         "pass max_bytes=<bytes> to read it anyway",
     )
 
