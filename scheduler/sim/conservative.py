@@ -38,8 +38,8 @@ from scheduler.sim import _conservative_kernel as ckernel
 from scheduler.sim import _kernel as kernel
 from scheduler.sim._jobs import check_choice, job_matrix, machine_procs_value, trace_table
 from scheduler.sim.cache import call_repairing_cache
-from scheduler.sim.engine import EstimateSource, Outlive, job_table
-from scheduler.sim.metrics import RunSummary, summarize, with_job_metrics
+from scheduler.sim.engine import EstimateSource, Outlive, job_table, scheduled_jobs
+from scheduler.sim.metrics import RunSummary, summarize
 from scheduler.sim.results import RunConfig, RunResult
 from scheduler.traces.swf import Trace
 
@@ -299,13 +299,7 @@ def simulate_conservative(
         limits=limits, requested_s=jobs["requested_s"].to_numpy(),
         job_id=jobs["job_id"].to_numpy(), outlive=outlive, validate=True,
     )  # fmt: skip
-    result = with_job_metrics(
-        jobs.drop("requested_s").with_columns(
-            pl.Series("start_s", schedule.start_s),
-            pl.Series("backfilled", schedule.backfilled),
-        ),
-        tau_s=BSLD_TAU_S,
-    ).sort("submit_s", "job_id")
+    result = scheduled_jobs(jobs, schedule.start_s, schedule.backfilled)
     config = ConservativeConfig(
         machine_procs=int(m), primary=get_policy(primary).name, threshold_s=threshold_s,
         outlive=outlive, estimate=estimate_label, **limits,  # type: ignore[arg-type]

@@ -369,6 +369,18 @@ class SimulationResult(RunResult):
         )
 
 
+def scheduled_jobs(jobs: pl.DataFrame, start_s: np.ndarray, backfilled: np.ndarray) -> pl.DataFrame:
+    """The per-job result of a run of :func:`job_table`'s ``jobs``: their columns but the
+    requested time, the start times (s) and backfilled flags in the same row order, and the
+    job metrics (bounded slowdown with tau = ``BSLD_TAU_S``), in (submit, job number) order."""
+    return with_job_metrics(
+        jobs.drop("requested_s").with_columns(
+            pl.Series("start_s", start_s), pl.Series("backfilled", backfilled)
+        ),
+        tau_s=BSLD_TAU_S,
+    ).sort("submit_s", "job_id")
+
+
 def job_table(
     table: pl.DataFrame, estimate: EstimateSource | np.ndarray
 ) -> tuple[pl.DataFrame, str]:
@@ -471,13 +483,7 @@ def simulate_easy(
         primary=primary, backfill=backfill, threshold_s=threshold_s,
         threshold_backfill=threshold_backfill,
     )  # fmt: skip
-    result = with_job_metrics(
-        jobs.drop("requested_s").with_columns(
-            pl.Series("start_s", simulation.start_s),
-            pl.Series("backfilled", simulation.backfilled),
-        ),
-        tau_s=BSLD_TAU_S,
-    ).sort("submit_s", "job_id")
+    result = scheduled_jobs(jobs, simulation.start_s, simulation.backfilled)
     config = SimulationConfig(
         machine_procs=int(m),
         primary=get_policy(primary).name,
