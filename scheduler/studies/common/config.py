@@ -20,6 +20,7 @@ from scheduler.core.units import parse_duration
 from scheduler.policies import POLICIES
 
 __all__ = [
+    "CONSERVATIVE",
     "MAX_SIMULATIONS",
     "MAX_SIMULATION_JOBS",
     "MAX_TRIALS",
@@ -106,14 +107,27 @@ class Threshold:
     seconds: float
 
 
-def policy_list(value: Sequence[str], key: str) -> tuple[str, ...]:
+#: The backfilling name under which a study runs conservative backfilling in the primary order
+#: (:func:`scheduler.simulate_conservative`: every waiting job gets a reservation) instead of
+#: EASY: the pair (P, CONSERVATIVE) of ``tuning.backfill_policies``. Not a policy (it orders
+#: nothing), so no policy may take the name.
+CONSERVATIVE = "CONSERVATIVE"
+
+
+def policy_list(value: Sequence[str], key: str, *, conservative: bool = False) -> tuple[str, ...]:
+    """The registered spelling of each policy name of ``value`` (config key ``key``), in order;
+    ``conservative``: :data:`CONSERVATIVE` is accepted too (a backfilling policy's key)."""
     known = {name.upper(): name for name in POLICIES}
+    if conservative:
+        known[CONSERVATIVE] = CONSERVATIVE
     out = []
     for name in value:
         canonical = known.get(str(name).upper())
         if canonical is None:
+            also = f" or {CONSERVATIVE} (conservative backfilling)" if conservative else ""
             raise ConfigurationError(
                 f"config {key}: unknown policy {name!r}; known: {', '.join(sorted(POLICIES))}"
+                f"{also}"
             )
         out.append(canonical)
     if len(set(out)) != len(out):

@@ -557,7 +557,7 @@ def _pair(item: object, key: str) -> tuple[str, str]:
                 f"registry's {alias} (largest expansion factor first)"
             )
     primary = policy_list([names[0].strip()], key)[0]
-    backfill = policy_list([names[1].strip()], key)[0]
+    backfill = policy_list([names[1].strip()], key, conservative=True)[0]
     return primary, backfill
 
 
@@ -588,14 +588,16 @@ def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
 
     whole, tuning = study_section(config, TuningPlan.name)
     primary = policy_list(tuning["primary_policies"], "tuning.primary_policies")
-    backfill = policy_list(tuning["backfill_policies"], "tuning.backfill_policies")
+    backfill = policy_list(
+        tuning["backfill_policies"], "tuning.backfill_policies", conservative=True
+    )
     thresholds = threshold_list(tuning["thresholds"], "tuning.thresholds")
     labels = {t.label for t in thresholds}
 
     base = tuning["baseline"]
     baseline = SimulationCase(
         policy_list([base["primary"]], "tuning.baseline.primary")[0],
-        policy_list([base["backfill"]], "tuning.baseline.backfill")[0],
+        policy_list([base["backfill"]], "tuning.baseline.backfill", conservative=True)[0],
         str(base["threshold"]),
     )
     require_in(baseline.primary in primary, "tuning.baseline.primary", baseline.primary,
@@ -606,9 +608,12 @@ def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
                "tuning.thresholds")  # fmt: skip
 
     figures = tuning["figures"]
-    weekly_backfill = policy_list([figures["weekly_backfill"]], "tuning.figures.weekly_backfill")[0]
+    weekly_backfill = policy_list(
+        [figures["weekly_backfill"]], "tuning.figures.weekly_backfill", conservative=True
+    )[0]
     thresholded_backfill = policy_list(
-        [figures["thresholded_backfill"]], "tuning.figures.thresholded_backfill"
+        [figures["thresholded_backfill"]], "tuning.figures.thresholded_backfill",
+        conservative=True,
     )[0]
     figure_threshold = str(figures["threshold"])
     require_in(weekly_backfill in backfill, "tuning.figures.weekly_backfill", weekly_backfill,

@@ -57,7 +57,7 @@ def simulate_batch(
     labels = [label for label, _ in thresholds]
     write_parquet(table, out_path, ctx.record())
     elapsed_s = time.perf_counter() - started
-    ctx.log(f"{trace} {split} EASY-{primary}-{backfill} Θ in {labels}: "
+    ctx.log(f"{trace} {split} {primary}-{backfill} Θ in {labels}: "
             f"{table.height // len(labels)} weeks, {int(table['jobs'].sum()):,} jobs, "
             f"{elapsed_s:.2f} s")  # fmt: skip
 
@@ -349,25 +349,32 @@ def simulate_whole_log(
     The run is :func:`scheduler.simulate` without a predictor (its plain-EASY path,
     :func:`~scheduler.sim.engine.simulate_easy`) on the filtered jobs and machine size, with the
     study's reservation rule (``reservation="default"``, as every week of the study) and the
-    requested times as estimates.
+    requested times as estimates; with ``backfill`` =
+    :data:`~scheduler.studies.common.config.CONSERVATIVE` it is
+    :func:`scheduler.simulate_conservative` under ``primary`` and Θ, as the weeks.
     """
     from scheduler.core.steps import table_machine_procs
+    from scheduler.sim.conservative import simulate_conservative
     from scheduler.sim.engine import simulate_easy
+    from scheduler.studies.common.config import CONSERVATIVE
     from scheduler.studies.tuning.whole_log import whole_log_run
 
     started = time.perf_counter()
     jobs = read_table(filtered_path)
     procs = table_machine_procs(filtered_path)
-    result = simulate_easy(
-        jobs, primary, backfill, threshold_s, machine_procs=procs, reservation="default",
-        threshold_backfill=threshold_backfill,
-    )
+    if backfill == CONSERVATIVE:
+        result = simulate_conservative(jobs, primary, threshold_s, machine_procs=procs)
+    else:
+        result = simulate_easy(
+            jobs, primary, backfill, threshold_s, machine_procs=procs, reservation="default",
+            threshold_backfill=threshold_backfill,
+        )
     row = whole_log_run(
         result.summary, trace=trace, primary=primary, backfill=backfill,
         threshold=threshold, threshold_s=threshold_s,
     )  # fmt: skip
     write_parquet(row, out_path, ctx.record())
-    ctx.log(f"{trace} whole log EASY-{primary}-{backfill} Θ={threshold}: "
+    ctx.log(f"{trace} whole log {primary}-{backfill} Θ={threshold}: "
             f"{result.summary.jobs:,} jobs, AvgWait {result.summary.avg_wait_s:,.0f} s, "
             f"MaxWait {result.summary.max_wait_s:,.0f} s, "
             f"{time.perf_counter() - started:.2f} s")  # fmt: skip

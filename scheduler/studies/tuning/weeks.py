@@ -1,9 +1,11 @@
-"""Simulate many resampled weeks under one EASY configuration and keep weekly figures.
+"""Simulate many resampled weeks under one policy pair and keep weekly figures.
 
 A simulation job of the queue-tuning study takes a batch of resampled weeks (a table with the
 :data:`scheduler.traces.resample.WEEK_COLUMNS`) and one policy pair (primary policy, backfilling
 policy) under every threshold Θ of the study and simulates every week on its own, from an empty
-machine until it drains.
+machine until it drains: EASY(primary, backfill, Θ), or conservative backfilling in the primary
+order under Θ when the backfilling policy is
+:data:`~scheduler.studies.common.config.CONSERVATIVE`.
 Per week it keeps the figures of :data:`WEEKLY_COLUMNS`, computed straight from the start times
 by :func:`scheduler.sim.metrics.run_figures` (the one definition of each; τ = 10 s), without
 building a table per week.
@@ -21,8 +23,10 @@ from scheduler.core.constants import BSLD_TAU_S
 from scheduler.core.errors import ConfigurationError
 from scheduler.policies import get_policy
 from scheduler.sim.arrays import WeekArrays
+from scheduler.sim.conservative import simulate_conservative_arrays
 from scheduler.sim.metrics import run_figures
 from scheduler.sim.sweep import simulate_thresholds
+from scheduler.studies.common.config import CONSERVATIVE
 from scheduler.studies.tuning.schema import WEEKLY_COLUMNS
 
 __all__ = ["WEEK_FIGURES", "simulate_weeks"]
@@ -45,7 +49,10 @@ def simulate_weeks(
     threshold_backfill: bool = False,
 ) -> pl.DataFrame:
     """Simulate EASY(primary, backfill, Θ) on every week of ``weeks`` independently, for every
-    Θ of ``thresholds``.
+    Θ of ``thresholds``; with ``backfill`` = :data:`~scheduler.studies.common.config.CONSERVATIVE`
+    conservative backfilling in the thresholded primary order instead
+    (:func:`scheduler.sim.conservative.simulate_conservative_arrays`, no limit; its walk is
+    always in the thresholded order, so ``threshold_backfill`` does not apply).
 
     Each week starts from an empty machine of ``machine_procs`` processors and runs until its
     last job ends. ``thresholds`` holds (label, seconds) pairs, e.g. ``("20h", 72000.0)``,
@@ -54,14 +61,16 @@ def simulate_weeks(
     ``threshold_backfill``: backfill candidates in the thresholded order of ``backfill``
     (overdue jobs first, :func:`scheduler.sim.engine.simulate_arrays`).
 
-    The thresholds of a week share their common prefix with the unthresholded run
+    Under EASY the thresholds of a week share their common prefix with the unthresholded run
     (:func:`scheduler.sim.sweep.simulate_thresholds`): a run under Θ is simulated only from the
     first instant at which a job has waited more than Θ, and not at all in a week where that
     never happens (e.g. its MaxWait without threshold is <= Θ). The figures are those of
     separate runs, exactly.
     """
     get_policy(primary)
-    get_policy(backfill)
+    conservative = backfill == CONSERVATIVE
+    if not conservative:
+        get_policy(backfill)
     if not thresholds:
         raise ConfigurationError("no threshold to simulate")
     labels = [label for label, _ in thresholds]
@@ -75,11 +84,21 @@ def simulate_weeks(
     for k in range(n_weeks):
         lo, hi = weeks.bounds[k], weeks.bounds[k + 1]
         submit, run, procs = weeks.submit_s[lo:hi], weeks.run_s[lo:hi], weeks.procs[lo:hi]
-        starts = simulate_thresholds(
-            submit, procs, run, weeks.estimate_s[lo:hi], machine_procs, values,
-            primary=primary, backfill=backfill, threshold_backfill=threshold_backfill,
-            job_id=weeks.job_id[lo:hi], validate=False,
-        )  # fmt: skip
+        if conservative:
+            starts = [
+                simulate_conservative_arrays(
+                    submit, procs, run, weeks.estimate_s[lo:hi], machine_procs,
+                    primary=primary, threshold_s=value, job_id=weeks.job_id[lo:hi],
+                    validate=False,
+                ).start_s
+                for value in values
+            ]  # fmt: skip
+        else:
+            starts = simulate_thresholds(
+                submit, procs, run, weeks.estimate_s[lo:hi], machine_procs, values,
+                primary=primary, backfill=backfill, threshold_backfill=threshold_backfill,
+                job_id=weeks.job_id[lo:hi], validate=False,
+            )  # fmt: skip
         for t, start in enumerate(starts):
             week = run_figures(submit, start, run, procs, machine_procs, tau_s=BSLD_TAU_S)
             figures[t, k] = [getattr(week, name) for name in WEEK_FIGURES]

@@ -18,8 +18,9 @@ from support.study_configs import (
     with_tuning,
 )
 
+import scheduler
 from scheduler.core.errors import ConfigurationError
-from scheduler.studies.common.config import Threshold, TraceEntry
+from scheduler.studies.common.config import CONSERVATIVE, Threshold, TraceEntry
 from scheduler.studies.common.study import validated_config
 from scheduler.studies.tuning.plan import Batch, SimulationCase, tuning_plan
 
@@ -282,6 +283,32 @@ def test_policy_names_are_case_insensitive(config):
     assert plan.backfill_policies == ("FCFS", "SPF")
     assert plan.baseline == SimulationCase("FCFS", "FCFS", "none")
     assert plan.thresholded_backfill == "SPF"
+
+
+def test_conservative_backfilling_is_a_backfilling_policy(config):
+    """CONSERVATIVE (any case) pairs with every primary order like a backfilling policy; it is
+    no primary order, and a typo lists it among what is known."""
+    plan = tuning_plan(with_tuning(
+        config, backfill_policies=["FCFS", "conservative"],
+        baseline={"primary": "FCFS", "backfill": "Conservative"},
+        figures={"weekly_backfill": "CONSERVATIVE", "thresholded_backfill": "fcfs"},
+        whole_log={"pairs": ["spf-conservative"]},
+    ))  # fmt: skip
+    assert plan.backfill_policies == ("FCFS", CONSERVATIVE)
+    assert plan.baseline == SimulationCase("FCFS", CONSERVATIVE, "none")
+    assert plan.weekly_backfill == CONSERVATIVE
+    assert {(c.primary, c.backfill) for c in plan.cases()} == {
+        (p, b) for p in POLICIES7 for b in ("FCFS", CONSERVATIVE)
+    }
+    assert ("SPF", CONSERVATIVE) in plan.whole_log_pairs
+    assert plan.simulation("KTH-SP2", "train", "SPF", CONSERVATIVE, 0) == (
+        "KTH-SP2/sims/train/SPF/CONSERVATIVE/batch0"
+    )
+    with pytest.raises(ConfigurationError, match=r"tuning\.primary_policies.*CONSERVATIVE"):
+        tuning_plan(with_tuning(config, primary_policies=["FCFS", CONSERVATIVE]))
+    with pytest.raises(ConfigurationError, match=r"or CONSERVATIVE \(conservative backfilling\)"):
+        tuning_plan(with_tuning(config, backfill_policies=["FCFS", "CONSERVATIV"]))
+    assert CONSERVATIVE not in scheduler.policy_names()
 
 
 def test_thresholds_sorted_by_seconds(config):

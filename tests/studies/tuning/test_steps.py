@@ -21,6 +21,7 @@ from scheduler.core.code_hash import package_hash
 from scheduler.core.constants import SWF_COLUMNS
 from scheduler.core.errors import ConfigurationError, TraceFormatError
 from scheduler.core.provenance import read_csv, read_parquet_provenance
+from scheduler.studies.common.config import CONSERVATIVE
 from scheduler.studies.tuning import steps as tuning_steps
 from scheduler.studies.tuning.schema import WEEKLY_COLUMNS
 from scheduler.studies.tuning.stats import PROTOCOL_COLUMNS, SUMMARY_COLUMNS
@@ -286,12 +287,13 @@ def test_resample_whole_log_weeks(study, tmp_path):
 
 
 def test_whole_log_simulation_and_table(study, tmp_path):
-    """Each pair simulated on the whole filtered log equals scheduler.simulate on it; the
-    table gives hours and ratios to the baseline's run on the same log."""
+    """Each pair simulated on the whole filtered log equals scheduler.simulate on it (the
+    pair with CONSERVATIVE: scheduler.simulate_conservative); the table gives hours and ratios
+    to the baseline's run on the same log."""
     import scheduler
 
     pairs = [("FCFS", "FCFS", "none", math.inf), ("SPF", "SPF", "none", math.inf),
-             ("LEXP", "LEXP", "20h", 72000.0)]  # fmt: skip
+             ("LEXP", "LEXP", "20h", 72000.0), ("SPF", CONSERVATIVE, "20h", 72000.0)]  # fmt: skip
     runs = []
     for primary, backfill, threshold, threshold_s in pairs:
         out = tmp_path / f"{primary}-{backfill}-{threshold}.parquet"
@@ -304,15 +306,19 @@ def test_whole_log_simulation_and_table(study, tmp_path):
         runs.append(str(out))
     jobs = pl.read_parquet(study / "filtered.parquet")
     direct = {
-        (p, b, t): scheduler.simulate(jobs, p, b, t, machine_procs=100).summary
+        (p, b, t): (
+            scheduler.simulate_conservative(jobs, p, t, machine_procs=100)
+            if b == CONSERVATIVE else scheduler.simulate(jobs, p, b, t, machine_procs=100)
+        ).summary
         for p, b, t, _ in pairs
-    }
+    }  # fmt: skip
+    assert direct["SPF", CONSERVATIVE, "20h"] != direct["SPF", "SPF", "none"]
     tuning_steps.tabulate_whole_log(
         runs, str(tmp_path / "t.parquet"), str(tmp_path / "t.csv"), str(tmp_path / "t.md"),
         baseline=BASELINE, log_path=str(tmp_path / "table.log"),
     )  # fmt: skip
     table = pl.read_parquet(tmp_path / "t.parquet")
-    assert table.height == 3 and (table["jobs"] == KTH_KEPT).all()
+    assert table.height == 4 and (table["jobs"] == KTH_KEPT).all()
     base = direct["FCFS", "FCFS", "none"]
     for row in table.iter_rows(named=True):
         summary = direct[row["primary"], row["backfill"], row["threshold"]]
@@ -328,7 +334,7 @@ def test_whole_log_simulation_and_table(study, tmp_path):
     markdown = (tmp_path / "t.md").read_text()
     assert "relative to EASY-FCFS-FCFS" in markdown and "| KTH-SP2 | SPF | SPF |" in markdown
     lines = (tmp_path / "whole.log").read_text().splitlines()
-    assert len(lines) == 2 * 3  # each run: its name, then its line
+    assert len(lines) == 2 * 4  # each run: its name, then its line
     assert lines[0].endswith(" studies.tuning.steps.simulate_whole_log: started")
     # without the baseline's run the table cannot be relative to it
     with pytest.raises(core_steps.StepError, match="baseline EASY-FCFS-FCFS has no run"):

@@ -13,6 +13,7 @@ import scheduler
 from scheduler.core.errors import ConfigurationError
 from scheduler.core.units import parse_duration
 from scheduler.sim.arrays import week_arrays
+from scheduler.studies.common.config import CONSERVATIVE
 from scheduler.studies.tuning.schema import WEEKLY_COLUMNS
 from scheduler.studies.tuning.weeks import simulate_weeks
 from scheduler.traces.filters import strong_filter
@@ -66,6 +67,25 @@ def test_weekly_figures_match_simulate(weeks, arrays, config):
         week = weeks.filter(pl.col("week_index") == row["week_index"])
         summary = scheduler.simulate(
             week, primary, backfill, threshold, machine_procs=MACHINE
+        ).summary
+        assert row["jobs"] == week.height == summary.jobs
+        for name in FIGURES:
+            assert row[name] == pytest.approx(getattr(summary, name), rel=1e-12), name
+
+
+@pytest.mark.parametrize(("primary", "threshold"), [("FCFS", "none"), ("SPF", "5h")])
+def test_conservative_weeks_match_simulate_conservative(weeks, arrays, primary, threshold):
+    """Backfilling policy CONSERVATIVE: every week is conservative backfilling in the primary
+    order under Θ, figure for figure as the public API reports it for that week alone, and not
+    the EASY schedule of the same primary order."""
+    table = run(arrays, primary, CONSERVATIVE, threshold)
+    assert (table["backfill"] == CONSERVATIVE).all()
+    easy = run(arrays, primary, primary, threshold)
+    assert not table.select(FIGURES).equals(easy.select(FIGURES))
+    for row in table.iter_rows(named=True):
+        week = weeks.filter(pl.col("week_index") == row["week_index"])
+        summary = scheduler.simulate_conservative(
+            week, primary, threshold, machine_procs=MACHINE
         ).summary
         assert row["jobs"] == week.height == summary.jobs
         for name in FIGURES:
@@ -159,7 +179,9 @@ def test_week_arrays_empty_table(weeks):
         week_arrays(weeks.clear(), MACHINE, source="empty-batch")
 
 
-@pytest.mark.parametrize(("primary", "backfill"), [("XYZ", "FCFS"), ("FCFS", "nope")])
+@pytest.mark.parametrize(
+    ("primary", "backfill"), [("XYZ", "FCFS"), ("FCFS", "nope"), (CONSERVATIVE, "FCFS")]
+)
 def test_unknown_policy(arrays, primary, backfill):
     with pytest.raises(ConfigurationError, match="unknown policy"):
         simulate_weeks(
