@@ -485,6 +485,11 @@ class _Reader:
 
     # -- one line ------------------------------------------------------------------------
     def line(self, where: _Where, text: str) -> None:
+        first = text.split(maxsplit=1)[0]
+        if first.lower() == "include" or first.lower().startswith("include="):
+            raise where.error(
+                "Include", None, f"not modelled by schedlab: {_NOT_MODELLED['include']}"
+            )
         pairs = _pairs(where, text)
         if not pairs:
             return
