@@ -154,8 +154,8 @@ IGNORED_KEYS: frozenset[str] = frozenset(
         "SlurmctldParameters", "SlurmdParameters", "TreeWidth", "MaxJobCount", "MaxArraySize",
         "FirstJobId", "MaxStepCount", "MaxTasksPerNode", "GresTypes", "EnforcePartLimits",
         "KillOnBadExit", "EioTimeout", "UnkillableStepProgram", "UnkillableStepTimeout",
-        "SlurmdUser", "SuspendProgram", "ResumeProgram", "RebootProgram", "ResvEpilog",
-        "ResvProlog", "PrivateData", "JobRequeue", "SrunPortRange", "SlurmdTimeout",
+        "SuspendProgram", "ResumeProgram", "RebootProgram", "ResvEpilog",
+        "ResvProlog", "PrivateData", "JobRequeue", "SrunPortRange",
     )
 )  # fmt: skip
 
