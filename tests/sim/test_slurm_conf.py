@@ -7,6 +7,7 @@ the engines they must equal.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -17,7 +18,15 @@ import pytest
 from scheduler.core.errors import ConfigurationError
 from scheduler.sim.api import simulate
 from scheduler.sim.conservative import simulate_conservative
-from scheduler.sim.slurm_conf import expand_hostlist, read_slurm_conf, slurm_time_s
+from scheduler.sim.slurm_conf import (
+    IGNORED_KEYS,
+    IGNORED_NODE_KEYS,
+    IGNORED_PARTITION_KEYS,
+    IGNORED_SCHEDULER_PARAMETERS,
+    expand_hostlist,
+    read_slurm_conf,
+    slurm_time_s,
+)
 
 #: The slurm.conf that tests/cluster/slurm-up writes, with its shell variables filled in
 #: (a fixture text: the script is not run). SchedulerParameters=sched_interval=2 is left out
@@ -369,3 +378,37 @@ def test_backfill_conf_equals_its_keywords(tmp_path: Path, seed: int) -> None:
     )  # fmt: skip
     assert slurm.jobs["start_s"].to_list() == direct.jobs["start_s"].to_list()
     assert slurm.config == direct.config
+
+
+# --------------------------------------------------------------------------------------------
+# The lists of ignored keys: each is accepted, and each is documented
+# --------------------------------------------------------------------------------------------
+
+DOCS = Path(__file__).parents[2] / "docs" / "simulator.md"
+
+
+def test_every_ignored_key_is_read_and_dropped(tmp_path: Path) -> None:
+    lines = [f"{key}=x" for key in sorted(IGNORED_KEYS)]
+    lines.append("SchedulerParameters=" + ",".join(sorted(IGNORED_SCHEDULER_PARAMETERS)))
+    node_keys = " ".join(f"{key}=1" for key in sorted(IGNORED_NODE_KEYS))
+    lines.append(f"NodeName=n[1-2] CPUs=3 {node_keys}")
+    partition_keys = " ".join(f"{key}=x" for key in sorted(IGNORED_PARTITION_KEYS))
+    lines.append(f"PartitionName=p {partition_keys}")
+    conf = read_slurm_conf(write(tmp_path, "\n".join(lines) + "\n"))
+    assert conf.machine_procs == 6
+    assert conf.backfill_kwargs()["bf_max_job_test"] == 500
+
+
+def test_the_docs_name_every_ignored_key() -> None:
+    """docs/simulator.md, "Reading a slurm.conf", names each ignored key, or a prefix written
+    with ``*`` that covers it."""
+    section = DOCS.read_text().split("### Reading a slurm.conf", 1)[1].split("\n## ", 1)[0]
+    named = {word.lower() for word in re.findall(r"`([A-Za-z_]+)\*?`", section)}
+    prefixes = {word.lower() for word in re.findall(r"`([A-Za-z_]+)\*`", section)}
+    everything = (IGNORED_KEYS | IGNORED_SCHEDULER_PARAMETERS | IGNORED_NODE_KEYS
+                  | IGNORED_PARTITION_KEYS)  # fmt: skip
+    missing = sorted(
+        key for key in everything
+        if key not in named and not any(key.startswith(prefix) for prefix in prefixes)
+    )  # fmt: skip
+    assert not missing, f"ignored but not documented: {missing}"
