@@ -9,10 +9,11 @@ Every key read, its unit and default, the keys ignored and the keys refused are 
 and the plugins' sources), written once below.
 
 Rules, as Slurm reads the file: keys are case-insensitive, ``#`` starts a comment, a line holds
-``Key=Value`` pairs. Stricter than Slurm (which logs and goes on): a key schedlab does not model
-is refused (:class:`~scheduler.core.errors.ConfigurationError` naming the file, line and key), a
-malformed or out-of-range value too (naming the value), and so is an unknown key: a typo must not
-be silently ignored. Only keys that cannot change a schedule (paths, ports, logging, accounting
+``Key=Value`` pairs, a trailing backslash continues a line. Stricter than Slurm (which logs and
+goes on): a key schedlab does not model is refused
+(:class:`~scheduler.core.errors.ConfigurationError` naming the file, line and key), a malformed
+or out-of-range value too (naming the value), and so is an unknown key: a typo must not be
+silently ignored. Only keys that cannot change a schedule (paths, ports, logging, accounting
 storage, ...: :data:`IGNORED_KEYS`) are read and dropped.
 """
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
@@ -464,10 +465,36 @@ def _pairs(where: _Where, text: str) -> list[_Pair]:
 
 
 def _strip_comment(line: str) -> str:
-    """``line`` without its comment: from the first ``#`` not written ``\\#``."""
-    match = re.search(r"(?<!\\)#", line)
-    text = line if match is None else line[: match.start()]
-    return text.replace("\\#", "#")
+    """``line`` without its comment: from the first ``#`` after an even number of backslashes
+    (``\\#`` is a ``#``, left for the escapes to resolve), as Slurm's parser."""
+    backslashes = 0
+    for index, char in enumerate(line):
+        if char == "#" and backslashes % 2 == 0:
+            return line[:index]
+        backslashes = backslashes + 1 if char == "\\" else 0
+    return line
+
+
+def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
+    """``(first line number, text)`` of each logical line, comments cut: a line ending with an
+    odd number of backslashes (then spaces) continues on the next, as Slurm's parser (the last
+    backslash dropped, nothing inserted)."""
+    start: int | None = None
+    parts: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        body = _strip_comment(line)
+        stripped = body.rstrip()
+        trailing = len(stripped) - len(stripped.rstrip("\\"))
+        if start is None:
+            start = number
+        if trailing % 2 == 1:
+            parts.append(stripped[:-1])
+            continue
+        parts.append(body)
+        yield start, "".join(parts)
+        start, parts = None, []
+    if start is not None:
+        yield start, "".join(parts)
 
 
 class _Reader:
@@ -781,8 +808,7 @@ def read_slurm_conf(path: str | Path) -> SlurmConf:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigurationError(f"{name}: cannot read the slurm.conf: {exc}") from None
     reader = _Reader(name)
-    for number, line in enumerate(text.splitlines(), start=1):
-        body = _strip_comment(line).strip()
-        if body:
-            reader.line(_Where(name, number), body)
+    for number, line in _logical_lines(text):
+        if line.strip():
+            reader.line(_Where(name, number), line.strip())
     return reader.conf()

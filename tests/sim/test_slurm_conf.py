@@ -316,6 +316,24 @@ def test_ignored_keys_and_comments(tmp_path: Path) -> None:
     assert conf.bf_window_s == 3600
 
 
+def test_continued_lines_and_escaped_hashes(tmp_path: Path) -> None:
+    path = tmp_path / "slurm.conf"
+    path.write_text(
+        "NodeName=n[1-4] \\\n"  # continued: the node line goes on
+        "   CPUs=8 # the comment of the whole line\n"
+        "ClusterName=a\\#b\n"  # an escaped hash is part of the value
+        "SchedulerParameters=bf_window=30,\\\n"
+        "bf_resolution=10\n"
+        "PriorityTyp=x\n"
+    )
+    with pytest.raises(ConfigurationError, match=r"slurm\.conf:6: PriorityTyp"):
+        read_slurm_conf(path)  # lines are still counted as in the file
+    path.write_text(path.read_text().replace("PriorityTyp=x\n", ""))
+    conf = read_slurm_conf(path)
+    assert conf.machine_procs == 32
+    assert (conf.bf_window_s, conf.bf_resolution_s) == (1800, 10)
+
+
 def test_a_missing_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match=r"absent\.conf: cannot read"):
         read_slurm_conf(tmp_path / "absent.conf")
