@@ -37,6 +37,7 @@ __all__ = [
     "IGNORED_PARTITION_KEYS",
     "IGNORED_SCHEDULER_PARAMETERS",
     "PRIORITY_DEFAULTS",
+    "REFUSED_KEYS",
     "SlurmConf",
     "expand_hostlist",
     "read_slurm_conf",
@@ -445,6 +446,14 @@ class _Pair(NamedTuple):
     value: str
 
 
+class _Setting(NamedTuple):
+    """A top-level key as written, its value and where it was given."""
+
+    key: str
+    value: str
+    where: _Where
+
+
 def _pairs(where: _Where, text: str) -> list[_Pair]:
     """The ``Key=Value`` pairs of a line without its comment."""
     try:
@@ -502,7 +511,7 @@ class _Reader:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.values: dict[str, tuple[str, str, _Where]] = {}
+        self.values: dict[str, _Setting] = {}
         self.node_defaults: dict[str, str] = {}
         self.partition_defaults: dict[str, str] = {}
         self.node_names: set[str] = set()
@@ -515,7 +524,7 @@ class _Reader:
         first = text.split(maxsplit=1)[0]
         if first.lower() == "include" or first.lower().startswith("include="):
             raise where.error(
-                "Include", None, f"not modelled by schedlab: {_NOT_MODELLED['include']}"
+                "Include", None, f"not modelled by schedlab: {REFUSED_KEYS['include']}"
             )
         pairs = _pairs(where, text)
         if not pairs:
@@ -533,9 +542,8 @@ class _Reader:
         lower = pair.key.lower()
         if lower in IGNORED_KEYS:
             return
-        handler = _GLOBAL_KEYS.get(lower)
-        if handler is None:
-            why = _NOT_MODELLED.get(lower)
+        if lower not in _READ_KEYS:
+            why = REFUSED_KEYS.get(lower)
             if why is not None:
                 raise where.error(pair.key, None, f"not modelled by schedlab: {why}")
             raise where.error(
@@ -543,9 +551,9 @@ class _Reader:
                 "docs/simulator.md, 'Reading a slurm.conf')",
             )  # fmt: skip
         if lower in self.values:
-            first = self.values[lower][2].line
+            first = self.values[lower].where.line
             raise where.error(pair.key, None, f"given twice (first on line {first})")
-        self.values[lower] = (pair.key, pair.value, where)
+        self.values[lower] = _Setting(pair.key, pair.value, where)
 
     def node_line(self, where: _Where, pairs: list[_Pair]) -> None:
         name = pairs[0].value
@@ -616,7 +624,7 @@ class _Reader:
         self.partitions[name] = int(merged.get("PriorityJobFactor", DEFAULT_PARTITION_JOB_FACTOR))
 
     # -- the values ------------------------------------------------------------------------
-    def get(self, key: str) -> tuple[str, str, _Where] | None:
+    def get(self, key: str) -> _Setting | None:
         return self.values.get(key.lower())
 
     def conf(self) -> SlurmConf:
@@ -635,7 +643,7 @@ class _Reader:
         self.must_be("PriorityParameters", "", "parameters of a priority plugin")
         limits = self.scheduler_parameters()
         multifactor = self.priority()
-        lines = {key: where.line for key, (_, _, where) in self.values.items()}
+        lines = {key: setting.where.line for key, setting in self.values.items()}
         return SlurmConf(
             path=self.path, scheduler_type=scheduler_type, priority_type=priority_type,
             bf_max_job_test=int(limits["bf_max_job_test"]),
@@ -659,7 +667,7 @@ class _Reader:
 
     def must_be(self, key: str, allowed: str, what: str, known: tuple[str, ...] = ()) -> None:
         found = self.get(key)
-        if found is None or found[1].strip().lower() == allowed:
+        if found is None or found.value.strip().lower() == allowed:
             return
         written, value, where = found
         if known and value.strip().lower() not in known:
@@ -709,11 +717,11 @@ class _Reader:
         }  # fmt: skip
         for key, name in weights.items():
             if (found := self.get(key)) is not None:
-                settings[name] = _integer(found[2], found[0], found[1], 0, 2**32 - 1)
+                settings[name] = _integer(found.where, found.key, found.value, 0, 2**32 - 1)
         found = self.get("PriorityWeightAssoc")
-        if found is not None and _integer(found[2], found[0], found[1], 0, 2**32 - 1) != 0:
-            raise found[2].error(
-                found[0], found[1], "not modelled by schedlab: association priorities "
+        if found is not None and _integer(found.where, found.key, found.value, 0, 2**32 - 1) != 0:
+            raise found.where.error(
+                found.key, found.value, "not modelled by schedlab: association priorities "
                 "(PriorityWeightAssoc=0 only)",
             )  # fmt: skip
         times = {
@@ -723,17 +731,17 @@ class _Reader:
         }
         for key, (name, minimum) in times.items():
             if (found := self.get(key)) is not None:
-                settings[name] = _minutes_s(found[2], found[0], found[1], minimum)
+                settings[name] = _minutes_s(found.where, found.key, found.value, minimum)
         if (found := self.get("PriorityFavorSmall")) is not None:
-            settings["favor_small"] = _boolean(found[2], found[0], found[1])
+            settings["favor_small"] = _boolean(found.where, found.key, found.value)
         if (found := self.get("FairShareDampeningFactor")) is not None:
-            settings["dampening"] = _integer(found[2], found[0], found[1], 1, 65535)
+            settings["dampening"] = _integer(found.where, found.key, found.value, 1, 65535)
         if (found := self.get("PriorityFlags")) is not None:
-            flags = {flag.strip().upper() for flag in found[1].split(",") if flag.strip()}
+            flags = {flag.strip().upper() for flag in found.value.split(",") if flag.strip()}
             unsupported = sorted(flags - SUPPORTED_PRIORITY_FLAGS)
             if unsupported:
-                raise found[2].error(
-                    found[0], found[1], f"not modelled by schedlab: {', '.join(unsupported)} "
+                raise found.where.error(
+                    found.key, found.value, f"not modelled by schedlab: {', '.join(unsupported)} "
                     f"(supported: {', '.join(sorted(SUPPORTED_PRIORITY_FLAGS))})",
                 )  # fmt: skip
             settings["fair_tree"] = "NO_FAIR_TREE" not in flags
@@ -746,24 +754,24 @@ class _Reader:
         return settings
 
 
-#: Top-level keys read (their values are checked when the file has been read, so that the
-#: default of one may depend on another), by lower-case name.
-_GLOBAL_KEYS: Mapping[str, str] = MappingProxyType(
-    {
-        key.lower(): key
-        for key in (
-            "SchedulerType", "SchedulerParameters", "PriorityType", "PriorityWeightAge",
-            "PriorityWeightFairshare", "PriorityWeightJobSize", "PriorityWeightPartition",
-            "PriorityWeightQOS", "PriorityWeightAssoc", "PriorityWeightTRES", "PriorityMaxAge",
-            "PriorityDecayHalfLife", "PriorityCalcPeriod", "PriorityFavorSmall", "PriorityFlags",
-            "FairShareDampeningFactor", "PriorityUsageResetPeriod", "PreemptType",
-            "PreemptMode", "PrioritySiteFactorPlugin", "PriorityParameters",
-        )
-    }
+#: Top-level keys read, in lower case (their values are checked once the file has been read,
+#: where the defaults of the keys not given are known).
+_READ_KEYS: frozenset[str] = frozenset(
+    key.lower()
+    for key in (
+        "SchedulerType", "SchedulerParameters", "PriorityType", "PriorityWeightAge",
+        "PriorityWeightFairshare", "PriorityWeightJobSize", "PriorityWeightPartition",
+        "PriorityWeightQOS", "PriorityWeightAssoc", "PriorityWeightTRES", "PriorityMaxAge",
+        "PriorityDecayHalfLife", "PriorityCalcPeriod", "PriorityFavorSmall", "PriorityFlags",
+        "FairShareDampeningFactor", "PriorityUsageResetPeriod", "PreemptType", "PreemptMode",
+        "PrioritySiteFactorPlugin", "PriorityParameters",
+    )
 )  # fmt: skip
 
-#: Keys that change a schedule in ways schedlab does not model, with what they do.
-_NOT_MODELLED: Mapping[str, str] = MappingProxyType(
+#: Top-level keys refused whatever their value (lower case): they change a schedule in ways
+#: schedlab does not model, named in the error. (Keys refused only for some values, such as
+#: ``PreemptType``, are read and checked.)
+REFUSED_KEYS: Mapping[str, str] = MappingProxyType(
     {
         "include": "another file's keys (give schedlab one file with every key)",
         "nodeset": "node sets",

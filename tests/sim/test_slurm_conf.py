@@ -23,6 +23,7 @@ from scheduler.sim.slurm_conf import (
     IGNORED_NODE_KEYS,
     IGNORED_PARTITION_KEYS,
     IGNORED_SCHEDULER_PARAMETERS,
+    REFUSED_KEYS,
     expand_hostlist,
     read_slurm_conf,
     slurm_time_s,
@@ -430,3 +431,14 @@ def test_the_docs_name_every_ignored_key() -> None:
         if key not in named and not any(key.startswith(prefix) for prefix in prefixes)
     )  # fmt: skip
     assert not missing, f"ignored but not documented: {missing}"
+
+
+def test_the_docs_name_every_refused_key() -> None:
+    section = DOCS.read_text().split("**Refused as not modelled**", 1)[1].split("**Ignored**")[0]
+    named = {word.lower() for word in re.findall(r"`([A-Za-z_]+)`", section)}
+    assert not sorted(set(REFUSED_KEYS) - named)
+
+
+@pytest.mark.parametrize("key", sorted(REFUSED_KEYS))
+def test_every_refused_key_is_refused(tmp_path: Path, key: str) -> None:
+    refused(tmp_path, f"ClusterName=c\n{key}=1\n", ":2:", "not modelled", REFUSED_KEYS[key])
