@@ -53,7 +53,7 @@ from scheduler.sim.api import simulate
 from scheduler.sim.conservative import ConservativeConfig, ConservativeResult, simulate_conservative
 from scheduler.sim.engine import RESERVATIONS, SimulationResult
 from scheduler.sim.prediction import LAM, PredictedResult
-from scheduler.sim.slurm_conf import SlurmConf, read_slurm_conf
+from scheduler.sim.slurm_conf import read_slurm_conf
 from scheduler.traces.filters import FilterReport, strong_filter
 from scheduler.traces.swf import Trace, write_swf
 
@@ -293,7 +293,7 @@ def conservative_options(args: argparse.Namespace) -> dict[str, object] | None:
     """The keywords of :func:`~scheduler.sim.conservative.simulate_conservative` that the
     options choose, or ``None`` for EASY backfilling.
 
-    ``--slurm-conf FILE``: the file's order, limits and machine (:meth:`SlurmConf.simulate_kwargs`);
+    ``--slurm-conf FILE``: the file's order, limits and machine (``SlurmConf.simulate_kwargs``);
     the options that would say the same thing again are refused, not merged (*choice*: one
     source per setting). ``--backfilling conservative``: ``--primary`` and the limit options.
 
@@ -313,7 +313,11 @@ def conservative_options(args: argparse.Namespace) -> dict[str, object] | None:
         conservative backfilling; with ``--slurm-conf``, an option it decides; the file's
         errors (:func:`scheduler.sim.slurm_conf.read_slurm_conf`).
     """
-    limits = {dest: getattr(args, dest) for _, dest, *_ in CONSERVATIVE_LIMITS}
+    # A duration of "none" (inf) is no limit, as the option's default.
+    limits = {
+        dest: None if getattr(args, dest) == math.inf else getattr(args, dest)
+        for _, dest, *_ in CONSERVATIVE_LIMITS
+    }
     given_limits = [option for option, dest, *_ in CONSERVATIVE_LIMITS if limits[dest] is not None]
     backfilling = args.backfilling or (
         BACKFILLING[0] if args.slurm_conf is None else "conservative"
@@ -356,24 +360,8 @@ def conservative_options(args: argparse.Namespace) -> dict[str, object] | None:
             f"{', '.join(decided)}: --slurm-conf {args.slurm_conf} decides the scheduling "
             "(order, limits, machine); give one or the other"
         )
-    return slurm_options(read_slurm_conf(args.slurm_conf))
-
-
-def slurm_options(conf: SlurmConf) -> dict[str, object]:
-    """The keywords of :func:`~scheduler.sim.conservative.simulate_conservative` from a
-    ``slurm.conf``: the hook where ``PriorityType=priority/multifactor`` builds its priority
-    (through :meth:`SlurmConf.priority_kwargs`; an error until the multifactor priority lands).
-
-    Parameters
-    ----------
-    conf
-        The file read.
-
-    Returns
-    -------
-    dict
-    """
-    return conf.simulate_kwargs()
+    # SlurmConf.priority_kwargs is the one hook of PriorityType (multifactor: refused for now).
+    return read_slurm_conf(args.slurm_conf).simulate_kwargs()
 
 
 def print_simulation(

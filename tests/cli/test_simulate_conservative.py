@@ -123,6 +123,14 @@ def test_builtin_conf_is_easy_without_backfilling(
     assert result["summary"]["backfilled_jobs"] == 0
 
 
+def test_a_limit_of_none_is_no_limit(capsys: pytest.CaptureFixture[str], tiny_trace: Path) -> None:
+    argv = ["--backfilling", "conservative", "--bf-window", "none", "--bf-interval", "none"]
+    result = run_json(capsys, "simulate", tiny_trace, *argv)
+    assert (result["config"]["bf_window_s"], result["config"]["bf_interval_s"]) == (None, None)
+    plain = run_json(capsys, "simulate", tiny_trace, "--backfilling", "conservative")
+    assert result["summary"] == plain["summary"]
+
+
 def test_easy_stays_the_default(capsys: pytest.CaptureFixture[str], tiny_trace: Path) -> None:
     result = run_json(capsys, "simulate", tiny_trace)
     trace, _ = strong_filter(read_swf(tiny_trace))
@@ -140,6 +148,7 @@ def test_easy_stays_the_default(capsys: pytest.CaptureFixture[str], tiny_trace: 
         (["--backfilling", "conservative", "--threshold-backfill"], ("--threshold-backfill",)),
         (["--backfilling", "conservative", "--predictor", "nag"], ("--predictor",)),
         (["--backfilling", "conservative", "--out", "s.swf"], ("--out", "not yet")),
+        (["--backfilling", "conservative", "--depth", "-1"], ("depth", "-1")),
     ],
 )  # fmt: skip
 def test_option_mixes_are_refused(
