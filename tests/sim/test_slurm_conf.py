@@ -442,3 +442,10 @@ def test_the_docs_name_every_refused_key() -> None:
 @pytest.mark.parametrize("key", sorted(REFUSED_KEYS))
 def test_every_refused_key_is_refused(tmp_path: Path, key: str) -> None:
     refused(tmp_path, f"ClusterName=c\n{key}=1\n", ":2:", "not modelled", REFUSED_KEYS[key])
+
+
+def test_the_reader_is_public_api() -> None:
+    import scheduler
+
+    assert scheduler.read_slurm_conf is read_slurm_conf
+    assert scheduler.SlurmConf.__module__ == "scheduler.sim.slurm_conf"
