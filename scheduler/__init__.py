@@ -54,6 +54,8 @@ _EXPORTS: dict[str, str] = {
     "simulate_predicted": "scheduler.sim.prediction",
     "ConservativeResult": "scheduler.sim.conservative",
     "simulate_conservative": "scheduler.sim.conservative",
+    "SlurmConf": "scheduler.sim.slurm_conf",
+    "read_slurm_conf": "scheduler.sim.slurm_conf",
     "RedirectResult": "scheduler.sim.redirection",
     "RedirectSimulation": "scheduler.sim.redirection",
     "simulate_redirect": "scheduler.sim.redirection",
@@ -92,6 +94,7 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
     from scheduler.sim.metrics import RunFigures, RunSummary, cumulative_wait, run_figures
     from scheduler.sim.prediction import PredictedResult, simulate_predicted
     from scheduler.sim.redirection import RedirectResult, RedirectSimulation, simulate_redirect
+    from scheduler.sim.slurm_conf import SlurmConf, read_slurm_conf
     from scheduler.traces.filters import FilterReport, strong_filter
     from scheduler.traces.sacct import SacctImport, SacctReport, import_sacct, read_sacct
     from scheduler.traces.summary import trace_summary

@@ -1,11 +1,14 @@
-"""``scheduler simulate`` and ``scheduler policies``: run EASY backfilling, list the policies.
+"""``scheduler simulate`` and ``scheduler policies``: run EASY or conservative backfilling, list
+the policies.
 
 ``simulate`` strongly filters the trace (unless ``--no-filter``), simulates it with the chosen
 policies and options (with ``--predictor``: on run-time predictions, through the prediction
-variant of :func:`scheduler.simulate`), prints the summary and configuration, and writes the
-schedule as SWF and the per-job table as Parquet or CSV when asked. ``policies`` lists the policy
-registry (:data:`scheduler.policies.POLICIES`), the same names the ``--primary``/``--backfill``
-options accept, and the policy specs they also accept (``learned:PATH#RANK``).
+variant of :func:`scheduler.simulate`; with ``--backfilling conservative`` or ``--slurm-conf``:
+conservative backfilling with Slurm's limits, ``simulate_conservative``), prints the summary and
+configuration, and writes the schedule as SWF and the per-job table as Parquet or CSV when asked.
+``policies`` lists the policy registry (:data:`scheduler.policies.POLICIES`), the same names the
+``--primary``/``--backfill`` options accept, and the policy specs they also accept
+(``learned:PATH#RANK``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from scheduler.cli.arguments import (
     backfill_policy,
     duration,
     policy,
+    positive_int,
     table_path,
 )
 from scheduler.cli.output import (
@@ -46,12 +50,16 @@ from scheduler.policies import POLICIES, POLICY_SPECS
 from scheduler.predictors import CORRECTIONS, LOSSES, PREDICTORS, parse_loss
 from scheduler.predictors.nag import ETA
 from scheduler.sim.api import simulate
+from scheduler.sim.conservative import ConservativeConfig, ConservativeResult, simulate_conservative
 from scheduler.sim.engine import RESERVATIONS, SimulationResult
 from scheduler.sim.prediction import LAM, PredictedResult
+from scheduler.sim.slurm_conf import read_slurm_conf
 from scheduler.traces.filters import FilterReport, strong_filter
 from scheduler.traces.swf import Trace, write_swf
 
 __all__ = [
+    "BACKFILLING",
+    "CONSERVATIVE_LIMITS",
     "add_commands",
     "add_reservation_argument",
     "cmd_policies",
@@ -59,6 +67,25 @@ __all__ = [
     "prediction_options",
 ]
 
+
+#: The backfilling algorithms of ``--backfilling``; the first is the default.
+BACKFILLING = ("easy", "conservative")
+
+#: The options of conservative backfilling's limits: option, keyword of
+#: :func:`~scheduler.sim.conservative.simulate_conservative`, argument type, metavar, help.
+CONSERVATIVE_LIMITS = (
+    ("--depth", "depth", int, "N", "reservations per backfill pass (default: every job)"),
+    ("--bf-window", "bf_window_s", duration, "DURATION",
+     "Slurm's bf_window: no reservation beyond now + DURATION (e.g. 1d; default none)"),
+    ("--bf-resolution", "bf_resolution_s", duration, "DURATION",
+     "Slurm's bf_resolution: ends rounded up to multiples (e.g. 60; default none)"),
+    ("--bf-interval", "bf_interval_s", duration, "DURATION",
+     "Slurm's bf_interval: backfill passes at multiples only (e.g. 30; default every event)"),
+    ("--bf-max-job-test", "bf_max_job_test", positive_int, "N",
+     "Slurm's bf_max_job_test: jobs tested per backfill pass (default all)"),
+    ("--default-queue-depth", "default_queue_depth", positive_int, "N",
+     "Slurm's default_queue_depth: jobs considered per main pass (default all)"),
+)  # fmt: skip
 
 # --------------------------------------------------------------------------------------------
 # Parser
@@ -106,6 +133,24 @@ def add_commands(commands: Any) -> None:
         "--outlive", choices=("requested", "double"), default="requested",
         help="new estimate of a job that outlives its estimate",
     )  # fmt: skip
+    conservative = command.add_argument_group(
+        "conservative backfilling and Slurm (docs/simulator.md, 'Conservative backfilling')"
+    )
+    conservative.add_argument(
+        "--backfilling", choices=BACKFILLING,
+        help="easy: EASY(primary, backfill, threshold) (default without --slurm-conf); "
+        "conservative: a reservation for every waiting job in the primary order, with the "
+        "limits below",
+    )  # fmt: skip
+    conservative.add_argument(
+        "--slurm-conf", metavar="FILE", type=Path,
+        help="schedule as this slurm.conf says (SchedulerType, SchedulerParameters, "
+        "PriorityType, nodes): conservative backfilling on its machine; not combined with "
+        "--primary, --backfill, --reservation, --threshold-backfill, --machine-procs, the "
+        "limits below or a predictor",
+    )  # fmt: skip
+    for option, dest, kind, metavar, text in CONSERVATIVE_LIMITS:
+        conservative.add_argument(option, dest=dest, type=kind, metavar=metavar, help=text)
     prediction = command.add_argument_group(
         "run-time prediction (primary FCFS, backfill FCFS or SJBF, no threshold)"
     )
@@ -189,24 +234,38 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             "--no-filter"
         )
     prediction = prediction_options(args)
+    conservative = conservative_options(args)
+    if conservative is not None and args.out is not None:
+        raise ConfigurationError(
+            "--out (the schedule as SWF) is not yet available with conservative backfilling; "
+            "--jobs-out writes its per-job table"
+        )
     trace = read_trace(args)
     report = None
     if not args.no_filter:
         trace, report = strong_filter(trace, overrun=args.overrun, require_jobs=True)
     started = time.perf_counter()
-    result = simulate(
-        trace,
-        args.primary,
-        args.backfill,
-        args.threshold,
-        threshold_backfill=args.threshold_backfill,
-        estimate=args.estimate,
-        reservation=args.reservation,
-        outlive=args.outlive,
-        **prediction,  # type: ignore[arg-type]
-    )
+    result: SimulationResult | ConservativeResult
+    if conservative is not None:
+        result = simulate_conservative(
+            trace, threshold=args.threshold, estimate=args.estimate, outlive=args.outlive,
+            **conservative,
+        )  # fmt: skip
+    else:
+        result = simulate(
+            trace,
+            args.primary,
+            args.backfill,
+            args.threshold,
+            threshold_backfill=args.threshold_backfill,
+            estimate=args.estimate,
+            reservation=args.reservation,
+            outlive=args.outlive,
+            **prediction,  # type: ignore[arg-type]
+        )
     wall_ms = (time.perf_counter() - started) * 1000.0
     if args.out is not None:
+        assert isinstance(result, SimulationResult)
         write_schedule(result, trace, report, args.out)
     if args.jobs_out is not None:
         write_job_table(result.jobs, args.jobs_out)
@@ -218,6 +277,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                 "filter": None if report is None else report_dict(report),
                 "summary": result.summary.to_dict(),
                 "config": result.config.to_dict(),
+                "slurm_conf": None if args.slurm_conf is None else str(args.slurm_conf),
                 "prediction": (
                     result.prediction_dict() if isinstance(result, PredictedResult) else None
                 ),
@@ -225,12 +285,92 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    print_simulation(trace, report, result, wall_ms)
+    print_simulation(trace, report, result, wall_ms, slurm_conf=args.slurm_conf)
     return 0
 
 
+def conservative_options(args: argparse.Namespace) -> dict[str, object] | None:
+    """The keywords of :func:`~scheduler.sim.conservative.simulate_conservative` that the
+    options choose, or ``None`` for EASY backfilling.
+
+    ``--slurm-conf FILE``: the file's order, limits and machine (``SlurmConf.simulate_kwargs``);
+    the options that would say the same thing again are refused, not merged (*choice*: one
+    source per setting). ``--backfilling conservative``: ``--primary`` and the limit options.
+
+    Parameters
+    ----------
+    args
+        Parsed arguments.
+
+    Returns
+    -------
+    dict or None
+
+    Raises
+    ------
+    ConfigurationError
+        A limit option with EASY backfilling; an option of EASY or a prediction option with
+        conservative backfilling; with ``--slurm-conf``, an option it decides; the file's
+        errors (:func:`scheduler.sim.slurm_conf.read_slurm_conf`).
+    """
+    # A duration of "none" (inf) is no limit, as the option's default.
+    limits = {
+        dest: None if getattr(args, dest) == math.inf else getattr(args, dest)
+        for _, dest, *_ in CONSERVATIVE_LIMITS
+    }
+    given_limits = [option for option, dest, *_ in CONSERVATIVE_LIMITS if limits[dest] is not None]
+    backfilling = args.backfilling or (
+        BACKFILLING[0] if args.slurm_conf is None else "conservative"
+    )
+    if backfilling == "easy" and args.slurm_conf is None:
+        if given_limits:
+            raise ConfigurationError(
+                f"{', '.join(given_limits)}: limits of conservative backfilling; add "
+                "--backfilling conservative or --slurm-conf FILE"
+            )
+        return None
+    easy_only = [
+        option
+        for option, given in (
+            ("--backfill", args.backfill != "FCFS"),
+            ("--reservation", args.reservation != "default"),
+            ("--threshold-backfill", args.threshold_backfill),
+            ("--predictor", args.predictor is not None),
+        )
+        if given
+    ]
+    if easy_only:
+        raise ConfigurationError(
+            f"{', '.join(easy_only)}: options of EASY backfilling; conservative backfilling "
+            "backfills in the primary order (docs/simulator.md)"
+        )
+    if args.slurm_conf is None:
+        return {"primary": args.primary, **limits}
+    decided = given_limits + [
+        option
+        for option, given in (
+            ("--backfilling easy", backfilling == "easy"),
+            ("--primary", args.primary != "FCFS"),
+            ("--machine-procs", args.machine_procs is not None),
+        )
+        if given
+    ]
+    if decided:
+        raise ConfigurationError(
+            f"{', '.join(decided)}: --slurm-conf {args.slurm_conf} decides the scheduling "
+            "(order, limits, machine); give one or the other"
+        )
+    # SlurmConf.priority_kwargs is the one hook of PriorityType (multifactor: refused for now).
+    return read_slurm_conf(args.slurm_conf).simulate_kwargs()
+
+
 def print_simulation(
-    trace: Trace, report: FilterReport | None, result: SimulationResult, wall_ms: float
+    trace: Trace,
+    report: FilterReport | None,
+    result: SimulationResult | ConservativeResult,
+    wall_ms: float,
+    *,
+    slurm_conf: Path | None = None,
 ) -> None:
     """Print a simulation's summary and configuration as aligned text.
 
@@ -244,6 +384,8 @@ def print_simulation(
         The simulation result.
     wall_ms
         Wall time of the simulation, milliseconds.
+    slurm_conf
+        The ``slurm.conf`` the settings came from, if any.
     """
     summary, config = result.summary, result.config
     kept = "off" if report is None else f"kept {report.jobs_out} of {report.jobs_in} jobs"
@@ -262,16 +404,19 @@ def print_simulation(
         ("backfilled jobs", str(summary.backfilled_jobs)),
         ("simulation wall time", f"{wall_ms:.1f} ms"),
     ]
-    config_rows = [
-        ("machine size", f"{config.machine_procs} processors"),
-        ("primary", config.primary),
-        ("backfill", config.backfill or "none"),
-        ("threshold", threshold_text(config.threshold_s)),
-        ("thresholded backfill", "yes" if config.threshold_backfill else "no"),
-        ("reservation", config.reservation),
-        ("estimate", config.estimate),
-        ("outlive", config.outlive),
-    ]
+    if isinstance(config, ConservativeConfig):
+        config_rows = conservative_rows(config, slurm_conf)
+    else:
+        config_rows = [
+            ("machine size", f"{config.machine_procs} processors"),
+            ("primary", config.primary),
+            ("backfill", config.backfill or "none"),
+            ("threshold", threshold_text(config.threshold_s)),
+            ("thresholded backfill", "yes" if config.threshold_backfill else "no"),
+            ("reservation", config.reservation),
+            ("estimate", config.estimate),
+            ("outlive", config.outlive),
+        ]
     sections = [("Simulation", summary_rows), ("Configuration", config_rows)]
     if isinstance(result, PredictedResult):
         predictor = result.predictor + (f" (loss {result.loss})" if result.loss else "")
@@ -288,6 +433,43 @@ def print_simulation(
             )
         )
     print_sections(sections)
+
+
+def conservative_rows(config: ConservativeConfig, slurm_conf: Path | None) -> list[tuple[str, str]]:
+    """The configuration rows of a conservative-backfilling run: every setting, ``none`` for a
+    limit that is off, and the ``slurm.conf`` they came from.
+
+    Parameters
+    ----------
+    config
+        The run's settings.
+    slurm_conf
+        The file given with ``--slurm-conf``, or ``None``.
+
+    Returns
+    -------
+    list of (label, value)
+    """
+
+    def limit(value: float | None, unit: str) -> str:
+        return "none" if value is None else f"{value:g}{unit}"
+
+    rows = [("slurm.conf", str(slurm_conf))] if slurm_conf is not None else []
+    return [
+        *rows,
+        ("machine size", f"{config.machine_procs} processors"),
+        ("backfilling", "conservative"),
+        ("primary", config.primary),
+        ("threshold", threshold_text(config.threshold_s)),
+        ("depth", limit(config.depth, "")),
+        ("bf_window", limit(config.bf_window_s, " s")),
+        ("bf_resolution", limit(config.bf_resolution_s, " s")),
+        ("bf_interval", limit(config.bf_interval_s, " s")),
+        ("bf_max_job_test", limit(config.bf_max_job_test, "")),
+        ("default_queue_depth", limit(config.default_queue_depth, "")),
+        ("estimate", config.estimate),
+        ("outlive", config.outlive),
+    ]
 
 
 def prediction_options(args: argparse.Namespace) -> dict[str, object]:
