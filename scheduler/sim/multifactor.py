@@ -258,9 +258,22 @@ def job_attributes(
         eligible.cast(pl.Float64).alias("eligible_s"),
     )
     return JobAttributes(
-        *(out[c].to_numpy().astype(object) for c in ("user", "account", "partition", "qos")),
+        *(_shared_texts(out[c]) for c in ("user", "account", "partition", "qos")),
         out["eligible_s"].to_numpy(),
     )
+
+
+def _shared_texts(column: pl.Series) -> np.ndarray:
+    """The column as an object array whose equal names are one ``str`` (8 bytes a job, not a
+    string object each: a whole log's four columns would otherwise take some 200 bytes a job)."""
+    distinct = column.unique().sort()
+    return distinct.to_numpy().astype(object)[distinct.search_sorted(column).to_numpy()]
+
+
+def _codes(values: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """Sorted distinct names and each job's index among them."""
+    distinct, index = np.unique(values, return_inverse=True)
+    return [str(x) for x in distinct], index.astype(np.int64)
 
 
 class MultifactorSchedule(NamedTuple):
@@ -274,7 +287,7 @@ class MultifactorSchedule(NamedTuple):
 
 def _norm(value: np.ndarray, table: dict[str, int]) -> np.ndarray:
     """Slurm's normalised partition factor or QOS priority: value / the largest value."""
-    largest = max([*table.values(), *value], default=0)
+    largest = max(max(table.values(), default=0), float(value.max()) if value.size else 0.0)
     return value / float(largest) if largest > 0 else np.zeros_like(value, dtype=np.float64)
 
 
@@ -322,11 +335,16 @@ def run_multifactor(
     attrs = attrs._replace(eligible_s=np.maximum(attrs.eligible_s, jobs[kernel.SUBMIT]))
     account_shares = dict(priority.account_shares)
     user_shares = dict(priority.user_shares)
-    # the associations: every one a job uses or the settings name
-    assoc_keys = np.array([f"{a}/{u}" for a, u in zip(attrs.account, attrs.user, strict=True)],
-                          dtype=object)  # fmt: skip
-    assocs = sorted({*assoc_keys.tolist(), *user_shares})
-    accounts = sorted({*attrs.account.tolist(), *account_shares,
+    # the associations: every one a job uses or the settings name; per-job integer codes
+    # (no per-job strings: a whole log has hundreds of thousands of jobs)
+    user_names, user_code = _codes(attrs.user)
+    acct_names, acct_code = _codes(attrs.account)
+    pair_code, pair_index = np.unique(acct_code * len(user_names) + user_code,
+                                      return_inverse=True)  # fmt: skip
+    job_pairs = [f"{acct_names[c // len(user_names)]}/{user_names[c % len(user_names)]}"
+                 for c in pair_code.tolist()]  # fmt: skip
+    assocs = sorted({*job_pairs, *user_shares})
+    accounts = sorted({*acct_names, *account_shares,
                        *(key.rsplit("/", 1)[0] for key in user_shares)})  # fmt: skip
     acct_index = {a: i for i, a in enumerate(accounts)}
     assoc_index = {a: i for i, a in enumerate(assocs)}
@@ -341,7 +359,9 @@ def run_multifactor(
         shares_norm = np.where(level_user > 0, s_user / level_user, 0.0)
         shares_norm = shares_norm * (s_acct[user_acct] / level_acct if level_acct > 0 else 0.0)
     jattr = np.empty((2, n), dtype=np.int64)
-    jattr[mkernel.J_USER] = [assoc_index[a] for a in assoc_keys]
+    jattr[mkernel.J_USER] = np.array([assoc_index[a] for a in job_pairs], dtype=np.int64)[
+        pair_index
+    ]
     jattr[mkernel.J_ACCT] = user_acct[jattr[mkernel.J_USER]]
     jfloat = np.empty((4, n), dtype=np.float64)
     jfloat[mkernel.J_ELIG] = attrs.eligible_s
@@ -351,7 +371,8 @@ def run_multifactor(
         else 0.0
     )
     part_table = dict(priority.partition_job_factor)
-    part_value = np.array([part_table.get(p, 1) for p in attrs.partition], dtype=np.float64)
+    part_names, part_code = _codes(attrs.partition)
+    part_value = np.array([part_table.get(p, 1) for p in part_names], dtype=np.float64)[part_code]
     part_norm = _norm(part_value, part_table)
     jfloat[mkernel.J_PART] = (
         np.where(part_value > 0, part_norm, 0.0) * float(priority.weight_partition)
@@ -359,7 +380,8 @@ def run_multifactor(
         else 0.0
     )
     qos_table = dict(priority.qos_priority)
-    qos_value = np.array([qos_table.get(q, 0) for q in attrs.qos], dtype=np.float64)
+    qos_names, qos_code = _codes(attrs.qos)
+    qos_value = np.array([qos_table.get(q, 0) for q in qos_names], dtype=np.float64)[qos_code]
     qos_norm = _norm(qos_value, qos_table)
     jfloat[mkernel.J_QOS] = (
         np.where(qos_value > 0, qos_norm, 0.0) * float(priority.weight_qos)
