@@ -170,13 +170,45 @@ def _tick(now, params, jobs, keys, istate, iwork, fwork, jattr, jfloat, user_acc
     qlen = istate[k.QLEN]
     if qlen == istate[k.DEAD]:
         return
+    changed = False
     for i in range(qlen):
         j = iwork[k.QUEUE, i]
         if iwork[k.STATUS, j] == k.WAITING:
-            keys[k.P_BASE, j] = -priority(now, j, params, jattr, jfloat, user_acct, user_ratio,
-                                          user_shares_norm, user_raw, root, acct_efctv,
-                                          user_efctv, user_valid)  # fmt: skip
-    k._rebuild_sorted(iwork, istate, k.PQ, keys, k.P_BASE)
+            key = -priority(now, j, params, jattr, jfloat, user_acct, user_ratio,
+                            user_shares_norm, user_raw, root, acct_efctv, user_efctv,
+                            user_valid)  # fmt: skip
+            if key != keys[k.P_BASE, j]:
+                keys[k.P_BASE, j] = key
+                changed = True
+    # PQ is the stable sort of the keys already when none changed (integers: often)
+    if changed:
+        _resort(iwork, istate, keys)
+
+
+@jit
+def _resort(iwork, istate, keys):
+    """PQ sorted again by ``keys[P_BASE]``, ties in job order: by insertion from its previous
+    order, which the keys of one tick mostly keep (every age grows alike), so it costs the
+    queue's length plus the moves; past 8 moves a job, a full sort instead."""
+    qlen = istate[k.QLEN]
+    budget = 8 * qlen
+    moves = 0
+    for i in range(1, qlen):
+        j = iwork[k.PQ, i]
+        key = keys[k.P_BASE, j]
+        p = i
+        while p > 0:
+            other = iwork[k.PQ, p - 1]
+            key_other = keys[k.P_BASE, other]
+            if key_other < key or (key_other == key and other < j):
+                break
+            iwork[k.PQ, p] = other
+            p -= 1
+        iwork[k.PQ, p] = j
+        moves += i - p
+        if moves > budget:
+            k._rebuild_sorted(iwork, istate, k.PQ, keys, k.P_BASE)
+            return
 
 
 @jit
