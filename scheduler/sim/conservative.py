@@ -163,7 +163,10 @@ def _run(
     job_id: object | None,
     outlive: str,
     validate: bool,
-) -> ConservativeSchedule:
+    resume: bool = True,
+) -> tuple[ConservativeSchedule, int]:
+    """The schedule, and how many backfill passes resumed the previous one (with ``resume``
+    False every pass starts afresh: the same schedule, slower; for the tests)."""
     if not isinstance(primary, str):
         raise TypeError(f"primary must be a policy name (str), got {primary!r}")
     check_choice("outlive", outlive, _OUTLIVE_CODES)
@@ -179,6 +182,8 @@ def _run(
     keys[kernel.B_BASE], keys[kernel.B_DIV] = key.base, key.divisor
     istate, iwork, fwork = kernel.new_state(jobs, machine_procs)
     prof = np.empty((2, ckernel.profile_capacity(n)), dtype=np.float64)
+    memo = np.zeros(ckernel.memory_size(n), dtype=np.int64)
+    memo[ckernel.MEMO_ENABLED] = int(resume)
 
     def seconds(name: str, none: float) -> float:
         value = limits[name]
@@ -192,12 +197,13 @@ def _run(
         ckernel.advance, jobs, keys, key.is_static, threshold_s, count("depth"),
         seconds("bf_window_s", math.inf), seconds("bf_resolution_s", 0.0),
         seconds("bf_interval_s", 0.0), count("bf_max_job_test"), count("default_queue_depth"),
-        _OUTLIVE_CODES[outlive], istate, iwork, fwork, prof,
+        _OUTLIVE_CODES[outlive], istate, iwork, fwork, prof, memo,
     )  # fmt: skip
-    return ConservativeSchedule(
+    schedule = ConservativeSchedule(
         matrix.restore(fwork[kernel.START]),
         matrix.restore(iwork[kernel.STATUS] == kernel.STARTED_BACKFILL),
     )
+    return schedule, int(memo[ckernel.MEMO_RESUMED])
 
 
 def simulate_conservative_arrays(
@@ -232,7 +238,7 @@ def simulate_conservative_arrays(
                        default_queue_depth),
         requested_s=requested_s, job_id=job_id, outlive=outlive,
         validate=flag(validate, "validate"),
-    )  # fmt: skip
+    )[0]  # fmt: skip
 
 
 def simulate_conservative(
@@ -298,7 +304,7 @@ def simulate_conservative(
         jobs["estimate_s"].to_numpy(), m, primary=primary, threshold_s=threshold_s,
         limits=limits, requested_s=jobs["requested_s"].to_numpy(),
         job_id=jobs["job_id"].to_numpy(), outlive=outlive, validate=True,
-    )  # fmt: skip
+    )[0]  # fmt: skip
     result = scheduled_jobs(jobs, schedule.start_s, schedule.backfilled)
     config = ConservativeConfig(
         machine_procs=int(m), primary=get_policy(primary).name, threshold_s=threshold_s,
