@@ -257,8 +257,8 @@ def long_queues(draw, max_jobs: int = 24) -> tuple[list[NaiveJob], int]:
 def resumed_and_afresh(jobs, machine_procs, primary="FCFS", threshold_s=np.inf, **limits):
     """The schedules with the backfill passes resuming and starting afresh, and the number of
     resumed passes."""
-    arrays = (np.array([j.submit_s for j in jobs]), np.array([j.procs for j in jobs]),
-              np.array([j.run_s for j in jobs]), np.array([j.estimate_s for j in jobs]))  # fmt: skip
+    arrays = tuple(np.array([getattr(j, name) for j in jobs])
+                   for name in ("submit_s", "procs", "run_s", "estimate_s"))  # fmt: skip
     runs = [
         _run(*arrays, machine_procs, primary=primary, threshold_s=threshold_s,
              limits=_limits(**{**dict.fromkeys(LIMITS_NAMES), **limits}),
