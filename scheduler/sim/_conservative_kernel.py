@@ -53,6 +53,9 @@ __all__ = ["MEMO_ENABLED", "MEMO_RESUMED", "PF", "PT", "advance", "memory_size",
 PT, PF = 0, 1
 
 
+#: Earliest-start searches of a pass remembered as lower bounds for the next ones.
+_SEEN = 8
+
 # entries of ``memo`` (the walk memory), then the walked jobs left waiting, in walk order
 MEMO_VALID, MEMO_ENABLED, MEMO_LEFT, MEMO_RESERVATIONS, MEMO_SIZE, MEMO_HIDDEN, MEMO_RESUMED = (
     range(7)
@@ -140,6 +143,19 @@ def _build_profile(now, resolution, jobs, istate, iwork, fwork, prof):
         prof[PF, size] = prof[PF, size - 1] + q
         size += 1
     return size
+
+
+@jit(inline=True)
+def _index_of(prof, size, t):
+    """The profile index of the breakpoint at time ``t`` (one of PT[1:size])."""
+    lo, hi = 1, size - 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if prof[PT, mid] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @jit(inline=True)
@@ -234,6 +250,9 @@ def _backfill_resuming(now, first, count, depth, window_s, resolution, max_test,
         blocked = False
         p = first
         memo[MEMO_HIDDEN] = 0
+    # (processors, estimate, earliest start) of the last _SEEN searches of this pass
+    seen = np.empty((3, _SEEN), dtype=np.float64)
+    searched = 0
     while p <= last:
         j = iwork[k.CAND, p]
         p += 1
@@ -256,8 +275,14 @@ def _backfill_resuming(now, first, count, depth, window_s, resolution, max_test,
         if depth >= 0 and reservations >= depth:
             continue
         # the earliest start: the first breakpoint from which q processors stay free until
-        # the (rounded) end; a breakpoint short of q restarts the search after it
-        s = 1
+        # the (rounded) end; a breakpoint short of q restarts the search after it. It starts
+        # at the latest earliest start of the recent searches of this pass by jobs no larger
+        # and no longer (before it those did not fit, and free has only fallen since)
+        lower = now
+        for i in range(min(searched, _SEEN)):
+            if seen[0, i] <= q and seen[1, i] <= est and seen[2, i] > lower:
+                lower = seen[2, i]
+        s = 1 if lower == now else _index_of(prof, size, lower)
         while True:
             while prof[PF, s] < q:
                 s += 1
@@ -266,6 +291,9 @@ def _backfill_resuming(now, first, count, depth, window_s, resolution, max_test,
             if short < 0:
                 break
             s = short + 1
+        slot = searched % _SEEN
+        seen[0, slot], seen[1, slot], seen[2, slot] = q, est, prof[PT, s]
+        searched += 1
         if prof[PT, s] > now + window_s:
             memo[MEMO_HIDDEN] = 1
             continue
