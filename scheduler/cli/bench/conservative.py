@@ -43,9 +43,11 @@ def _conservative_call(arrays: JobArrays, m: int, limits: dict[str, float]) -> C
     """A call of conservative backfilling (FCFS, ``limits``) on ``arrays``; returns start
     times (s)."""
     submit, procs, run, req, ids = arrays
-    return lambda: simulate_conservative_arrays(
-        submit, procs, run, req, m, requested_s=req, job_id=ids, validate=False, **limits
-    ).start_s
+    return lambda: (
+        simulate_conservative_arrays(
+            submit, procs, run, req, m, requested_s=req, job_id=ids, validate=False, **limits
+        ).start_s
+    )
 
 
 def conservative_figures(
