@@ -154,6 +154,19 @@ def test_max_job_test_limits_the_walk(sim):
     assert sim(THREE, 6, bf_max_job_test=3) == {1: 0, 2: 10, 3: 20, 5: 30, 6: 10}
 
 
+def test_a_shorter_job_is_searched_before_a_longer_ones_start(sim):
+    # m=4. A(1) r0 q1 p5; C(2) r0 q2 p12; then at 1: B(3) q4 p10; X(4) q2 p30; Y(5) q2 p5;
+    # Z(6) q1 p8. Free: 1 to 5, 2 to 12, 4 after.
+    # t=1: B reserved [12,22); X: 5 short at 12 -> reserved at 22. Y is as large as X but
+    #   shorter: its search may not start at X's 22: [5,10) has 2 -> reserved at 5. Z (q1):
+    #   now would hold [1,9), short at 5 (Y) -> reserved at 22 ([22,30): 2 beside X).
+    # t=5: A ends; Y starts (backfilled). t=10: Y ends; Z reserved at 22 again. t=12: B starts.
+    # t=22: X and Z start.
+    jobs = [job(1, 0, 1, 5), job(2, 0, 2, 12), job(3, 1, 4, 10), job(4, 1, 2, 30),
+            job(5, 1, 2, 5), job(6, 1, 1, 8)]  # fmt: skip
+    assert sim(jobs, 4) == {1: 0, 2: 0, 3: 12, 4: 22, 5: 5, 6: 22}
+
+
 def test_a_job_started_by_the_main_pass_is_in_the_next_profile(sim):
     # m=5, LPF. A(1) r0 q3 p30; B(2) r1 q5 p50; G(3) r1 q2 p40; C(4) r2 q1 p200; E(5) r2 q1 p39;
     # D(6) r2 q1 p10.
@@ -291,6 +304,28 @@ def test_long_queues_against_the_reference(workload, primary, limits):
     jobs, m = workload
     want = naive_conservative(jobs, m, primary, outlive="double", **limits)
     got = resumed_and_afresh(jobs, m, primary, **limits)[0]
+    assert [(s, bool(b)) for s, b in zip(got.start_s, got.backfilled, strict=True)] == [
+        (want[j.job_id].start_s, want[j.job_id].backfilled) for j in jobs
+    ]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=st.integers(3, 8), seed=st.integers(0, 2**16), limits=LIMITS)
+def test_runs_of_alike_jobs_against_the_reference(m, seed, limits):
+    # job arrays: runs of jobs with alike processors and estimates, where an earliest-start
+    # search starts at the one of a recent job when that job is no larger and no longer
+    rng = np.random.default_rng(seed)
+    jobs, job_id = [], 0
+    for burst in range(4):
+        q, est = int(rng.integers(1, m + 1)), float(rng.integers(5, 80))
+        for _ in range(int(rng.integers(2, 6))):
+            job_id += 1
+            jobs.append(job(job_id, burst * 20 + int(rng.integers(0, 3)), q, est,
+                            est * float(rng.choice([1.0, 2.0]))))  # fmt: skip
+            q = min(m, max(1, q + int(rng.integers(-1, 2))))
+            est = max(1.0, est + float(rng.integers(-10, 10)))
+    want = naive_conservative(jobs, m, "FCFS", **limits)
+    got = fast_schedule(jobs, m, **limits)
     assert [(s, bool(b)) for s, b in zip(got.start_s, got.backfilled, strict=True)] == [
         (want[j.job_id].start_s, want[j.job_id].backfilled) for j in jobs
     ]
