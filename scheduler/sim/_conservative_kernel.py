@@ -21,6 +21,20 @@ during the walk, so the walk stops after the last job of the pass order that cou
 start. With ``depth`` used up, a job with ``q > free`` is skipped without looking at the
 profile.
 
+**Resuming a pass** (the walk memory ``memo``, int64, :func:`new_memory`): a backfill
+pass leaves in ``prof`` its final profile and in ``memo`` the jobs it walked and did not start,
+in walk order. The next backfill pass resumes from there, walking only the jobs after them,
+when its result is provably the same on that prefix: no job ended and no estimate was revised
+since (every breakpoint but the first is still after ``now``), the main pass started nothing,
+no job of the prefix was hidden by the window, and the new pass order begins with the same
+jobs in the same order. Then each job of the prefix has the same earliest start as before
+(its profile can only have less free than in the previous pass, the jobs started there after
+it being running now, yet it still fits where it was reserved, those jobs having been placed
+around its reservation; and free is constant from the old ``now`` to the first breakpoint), so
+nothing of the prefix starts, every reservation is the same, and the profile after the prefix
+is the previous pass's final one with its first time moved to ``now``. Half of the
+reservations of conservative FCFS on CEA-Curie are made in such passes.
+
 Integer parameters use ``-1`` for "no limit" and float ones ``inf`` (window) or ``0`` (no
 resolution, no interval).
 """
@@ -33,10 +47,28 @@ from scheduler.core.compile import jit
 from scheduler.core.intrinsics import shift_right
 from scheduler.sim import _kernel as k
 
-__all__ = ["PF", "PT", "advance", "profile_capacity"]
+__all__ = ["MEMO_ENABLED", "MEMO_RESUMED", "PF", "PT", "advance", "new_memory", "profile_capacity"]
 
 # rows of ``prof``
 PT, PF = 0, 1
+
+
+#: Earliest-start searches of a pass remembered as lower bounds for the next ones.
+_SEEN = 8
+
+# entries of ``memo`` (the walk memory), then the walked jobs left waiting, in walk order
+MEMO_VALID, MEMO_ENABLED, MEMO_LEFT, MEMO_RESERVATIONS, MEMO_SIZE, MEMO_HIDDEN, MEMO_RESUMED = (
+    range(7)
+)
+MEMO_HEADER = 7
+
+
+def new_memory(n: int, resume: bool = True) -> np.ndarray:
+    """A fresh walk memory ``memo`` for ``n`` jobs (int64: its header, then one entry per
+    job), resuming passes when ``resume`` (False: every pass afresh, the same schedule)."""
+    memo = np.zeros(MEMO_HEADER + n, dtype=np.int64)
+    memo[MEMO_ENABLED] = int(resume)
+    return memo
 
 
 def profile_capacity(n: int) -> int:
@@ -117,6 +149,19 @@ def _build_profile(now, resolution, jobs, istate, iwork, fwork, prof):
 
 
 @jit(inline=True)
+def _index_of(prof, size, t):
+    """The profile index of the breakpoint at time ``t`` (one of PT[1:size])."""
+    lo, hi = 1, size - 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if prof[PT, mid] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@jit(inline=True)
 def _first_short(prof, size, s, end, q):
     """First profile index from ``s`` with fewer than ``q`` free before ``end``, or -1."""
     idx = s
@@ -148,9 +193,40 @@ def _hold(prof, size, s, end, q):
 @jit
 def _backfill(now, first, count, depth, window_s, resolution, max_test, outlive, jobs, istate,
               iwork, fwork, prof):  # fmt: skip
-    """The backfill pass over CAND[first:count] (the jobs still waiting, in pass order)."""
+    """The backfill pass over CAND[first:count] (the jobs still waiting, in pass order), from
+    scratch (no walk memory): the contract the variants call."""
+    memo = np.zeros(MEMO_HEADER, dtype=np.int64)
+    _backfill_resuming(now, first, count, depth, window_s, resolution, max_test, outlive, jobs,
+                       istate, iwork, fwork, prof, memo)  # fmt: skip
+
+
+@jit(inline=True)
+def _resumable(now, first, count, window_s, iwork, memo):
+    """Whether the pass at ``now`` may resume the previous one (module docstring): the memory
+    is on and still valid (the callers clear MEMO_VALID when a job ends or starts outside the
+    walk, or an estimate is revised), no job was hidden by a finite window, and CAND[first:]
+    begins with the jobs the previous walk left waiting, in the same order."""
+    if memo[MEMO_ENABLED] == 0 or memo[MEMO_VALID] == 0:
+        return False
+    if memo[MEMO_HIDDEN] != 0 and window_s < np.inf:
+        return False
+    left = memo[MEMO_LEFT]
+    if first + left > count:
+        return False
+    for i in range(left):  # noqa: SIM110 (a loop: numba compiles no generator in all())
+        if iwork[k.CAND, first + i] != memo[MEMO_HEADER + i]:
+            return False
+    return True
+
+
+@jit
+def _backfill_resuming(now, first, count, depth, window_s, resolution, max_test, outlive, jobs,
+                       istate, iwork, fwork, prof, memo):  # fmt: skip
+    """:func:`_backfill` with the walk memory ``memo``: resumes the previous pass when that is
+    provably the same (module docstring), and leaves its own walk in ``memo`` and ``prof``."""
     if istate[k.RLEN] > 0 and fwork[k.EST_END, iwork[k.RUNNING, 0]] <= now:
         k._revise_outlived(now, outlive, jobs, istate, iwork, fwork)
+        memo[MEMO_VALID] = 0
     free = istate[k.FREE]
     if free == 0:
         return
@@ -160,10 +236,26 @@ def _backfill(now, first, count, depth, window_s, resolution, max_test, outlive,
         last -= 1
     if last < first:
         return
-    size = _build_profile(now, resolution, jobs, istate, iwork, fwork, prof)
-    reservations = 0
-    blocked = False
-    p = first
+    recording = memo[MEMO_ENABLED] != 0
+    if _resumable(now, first, count, window_s, iwork, memo):
+        # the previous walk's outcome stands for its jobs: go on after them
+        left = memo[MEMO_LEFT]
+        size = memo[MEMO_SIZE]
+        reservations = memo[MEMO_RESERVATIONS]
+        blocked = left > 0
+        prof[PT, 0] = now
+        p = first + left
+        memo[MEMO_RESUMED] += 1
+    else:
+        size = _build_profile(now, resolution, jobs, istate, iwork, fwork, prof)
+        left = 0
+        reservations = 0
+        blocked = False
+        p = first
+        memo[MEMO_HIDDEN] = 0
+    # (processors, estimate, earliest start) of the last _SEEN searches of this pass
+    seen = np.empty((3, _SEEN), dtype=np.float64)
+    searched = 0
     while p <= last:
         j = iwork[k.CAND, p]
         p += 1
@@ -180,11 +272,20 @@ def _backfill(now, first, count, depth, window_s, resolution, max_test, outlive,
                     last -= 1
                 continue
         blocked = True
+        if recording:
+            memo[MEMO_HEADER + left] = j
+        left += 1
         if depth >= 0 and reservations >= depth:
             continue
         # the earliest start: the first breakpoint from which q processors stay free until
-        # the (rounded) end; a breakpoint short of q restarts the search after it
-        s = 1
+        # the (rounded) end; a breakpoint short of q restarts the search after it. It starts
+        # at the latest earliest start of the recent searches of this pass by jobs no larger
+        # and no longer (before it those did not fit, and free has only fallen since)
+        lower = now
+        for i in range(min(searched, _SEEN)):
+            if seen[0, i] <= q and seen[1, i] <= est and seen[2, i] > lower:
+                lower = seen[2, i]
+        s = 1 if lower == now else _index_of(prof, size, lower)
         while True:
             while prof[PF, s] < q:
                 s += 1
@@ -193,15 +294,24 @@ def _backfill(now, first, count, depth, window_s, resolution, max_test, outlive,
             if short < 0:
                 break
             s = short + 1
+        slot = searched % _SEEN
+        seen[0, slot], seen[1, slot], seen[2, slot] = q, est, prof[PT, s]
+        searched += 1
         if prof[PT, s] > now + window_s:
+            memo[MEMO_HIDDEN] = 1
             continue
         size = _hold(prof, size, s, end, q)
         reservations += 1
+    if recording:
+        memo[MEMO_VALID] = 1
+        memo[MEMO_LEFT] = left
+        memo[MEMO_SIZE] = size
+        memo[MEMO_RESERVATIONS] = reservations
 
 
 @jit
 def advance(jobs, keys, p_static, threshold_s, depth, window_s, resolution, interval, max_test,
-            queue_depth, outlive, istate, iwork, fwork, prof):  # fmt: skip
+            queue_depth, outlive, istate, iwork, fwork, prof, memo):  # fmt: skip
     """Run every event to the end; return the number of event instants processed.
 
     ``keys``: the kernel's key rows (only P_BASE and P_DIV read); ``p_static``: the primary key
@@ -209,7 +319,8 @@ def advance(jobs, keys, p_static, threshold_s, depth, window_s, resolution, inte
     ``depth``, ``max_test``, ``queue_depth``: reservations per backfill pass, jobs walked per
     backfill pass, jobs considered per main pass (-1: no limit); ``window_s`` (``inf``: none),
     ``resolution`` and ``interval`` (s, 0: none); ``outlive``: an ``OUTLIVE_*`` code of
-    :mod:`scheduler.sim._kernel`.
+    :mod:`scheduler.sim._kernel`; ``memo``: the walk memory (:func:`new_memory`,
+    zeros; MEMO_ENABLED set to let the backfill passes resume, else every pass starts afresh).
     """
     n = jobs.shape[1]
     instants = 0
@@ -228,6 +339,7 @@ def advance(jobs, keys, p_static, threshold_s, depth, window_s, resolution, inte
             istate[k.HLEN] = hsize
             istate[k.FREE] += np.int64(jobs[k.PROCS, j])
             istate[k.RLEN] = k._running_remove(jobs, iwork, fwork, istate[k.RLEN], j)
+            memo[MEMO_VALID] = 0
         while istate[k.NEXT_SUB] < n and jobs[k.SUBMIT, istate[k.NEXT_SUB]] <= now:
             j = istate[k.NEXT_SUB]
             qsize = istate[k.QLEN]
@@ -238,7 +350,7 @@ def advance(jobs, keys, p_static, threshold_s, depth, window_s, resolution, inte
             istate[k.NEXT_SUB] = j + 1
         backfill_now = interval <= 0.0 or np.floor(now / interval) * interval == now
         _pass(now, backfill_now, p_static, threshold_s, depth, window_s, resolution, max_test,
-              queue_depth, outlive, jobs, keys, istate, iwork, fwork, prof)  # fmt: skip
+              queue_depth, outlive, jobs, keys, istate, iwork, fwork, prof, memo)  # fmt: skip
         if istate[k.DEAD] > k._DEAD_SLACK + (istate[k.QLEN] - istate[k.DEAD]) // 4:
             k._compact(iwork, istate, p_static, False)
         last_now = now
@@ -247,8 +359,9 @@ def advance(jobs, keys, p_static, threshold_s, depth, window_s, resolution, inte
 
 @jit
 def _pass(now, backfill_now, p_static, threshold_s, depth, window_s, resolution, max_test,
-          queue_depth, outlive, jobs, keys, istate, iwork, fwork, prof):  # fmt: skip
-    """The main pass, then (at a backfill instant) the backfill pass, at ``now``."""
+          queue_depth, outlive, jobs, keys, istate, iwork, fwork, prof, memo):  # fmt: skip
+    """The main pass, then (at a backfill instant) the backfill pass, at ``now``; ``memo``
+    the walk memory (:func:`advance`)."""
     if istate[k.QLEN] == istate[k.DEAD]:
         return
     free = istate[k.FREE]
@@ -263,6 +376,7 @@ def _pass(now, backfill_now, p_static, threshold_s, depth, window_s, resolution,
     if not fits:
         if backfill_now and istate[k.RLEN] > 0 and fwork[k.EST_END, iwork[k.RUNNING, 0]] <= now:
             k._revise_outlived(now, outlive, jobs, istate, iwork, fwork)
+            memo[MEMO_VALID] = 0
         return
     count = _order(now, threshold_s, p_static, jobs, keys, istate, iwork, fwork)
     first = 0
@@ -271,7 +385,8 @@ def _pass(now, backfill_now, p_static, threshold_s, depth, window_s, resolution,
         if jobs[k.PROCS, j] > istate[k.FREE]:
             break
         k._start(j, now, k.STARTED_HEAD, jobs, istate, iwork, fwork)
+        memo[MEMO_VALID] = 0
         first += 1
     if backfill_now and first < count:
-        _backfill(now, first, count, depth, window_s, resolution, max_test, outlive, jobs, istate,
-                  iwork, fwork, prof)  # fmt: skip
+        _backfill_resuming(now, first, count, depth, window_s, resolution, max_test, outlive,
+                           jobs, istate, iwork, fwork, prof, memo)  # fmt: skip

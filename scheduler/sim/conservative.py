@@ -181,7 +181,10 @@ def _run(
     validate: bool,
     priority: MultifactorPriority | None = None,
     attributes: JobAttributes | None = None,
-) -> ConservativeSchedule:
+    resume: bool = True,
+) -> tuple[ConservativeSchedule, int]:
+    """The schedule, and how many backfill passes resumed the previous one (with ``resume``
+    False every pass starts afresh: the same schedule, slower; for the tests)."""
     if not isinstance(primary, str):
         raise TypeError(f"primary must be a policy name (str), got {primary!r}")
     check_choice("outlive", outlive, _OUTLIVE_CODES)
@@ -210,30 +213,35 @@ def _run(
                 "primary='multifactor' needs the jobs' attributes (user, account, partition, "
                 "QOS, eligible time): pass attributes=JobAttributes(...)"
             )
-        schedule = run_multifactor(
+        schedule, resumed = run_multifactor(
             matrix, machine_procs, MultifactorPriority() if priority is None else priority,
             attributes, threshold_s=threshold_s, depth=count("depth"),
             window_s=seconds("bf_window_s", math.inf), resolution=seconds("bf_resolution_s", 0.0),
             interval=seconds("bf_interval_s", 0.0), max_test=count("bf_max_job_test"),
             queue_depth=count("default_queue_depth"), outlive_code=_OUTLIVE_CODES[outlive],
+            # not resumed: with the ticks' pass instants a resumed pass differed from the
+            # reference (hypothesis, every weight 0, calc period 1 s): under investigation
+            resume=False,
         )  # fmt: skip
-        return ConservativeSchedule(*schedule)
+        return ConservativeSchedule(*schedule), resumed
     key = priority_key(primary, matrix.policy_inputs(), validate=validate)
     keys = np.empty((4, n), dtype=np.float64)
     keys[kernel.P_BASE], keys[kernel.P_DIV] = key.base, key.divisor
     keys[kernel.B_BASE], keys[kernel.B_DIV] = key.base, key.divisor
     istate, iwork, fwork = kernel.new_state(jobs, machine_procs)
     prof = np.empty((2, ckernel.profile_capacity(n)), dtype=np.float64)
+    memo = ckernel.new_memory(n, resume)
     call_repairing_cache(
         ckernel.advance, jobs, keys, key.is_static, threshold_s, count("depth"),
         seconds("bf_window_s", math.inf), seconds("bf_resolution_s", 0.0),
         seconds("bf_interval_s", 0.0), count("bf_max_job_test"), count("default_queue_depth"),
-        _OUTLIVE_CODES[outlive], istate, iwork, fwork, prof,
+        _OUTLIVE_CODES[outlive], istate, iwork, fwork, prof, memo,
     )  # fmt: skip
-    return ConservativeSchedule(
+    schedule = ConservativeSchedule(
         matrix.restore(fwork[kernel.START]),
         matrix.restore(iwork[kernel.STATUS] == kernel.STARTED_BACKFILL),
     )
+    return schedule, int(memo[ckernel.MEMO_RESUMED])
 
 
 def simulate_conservative_arrays(
@@ -273,7 +281,7 @@ def simulate_conservative_arrays(
                        default_queue_depth),
         requested_s=requested_s, job_id=job_id, outlive=outlive,
         validate=flag(validate, "validate"), priority=priority, attributes=attributes,
-    )  # fmt: skip
+    )[0]  # fmt: skip
 
 
 def simulate_conservative(
@@ -365,7 +373,7 @@ def simulate_conservative(
         limits=limits, requested_s=jobs["requested_s"].to_numpy(),
         job_id=jobs["job_id"].to_numpy(), outlive=outlive, validate=True, priority=priority,
         attributes=attributes,
-    )  # fmt: skip
+    )[0]  # fmt: skip
     if schedule.priority is not None:
         jobs = jobs.with_columns(pl.Series("priority", schedule.priority))
     result = scheduled_jobs(jobs, schedule.start_s, schedule.backfilled)

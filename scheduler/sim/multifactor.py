@@ -320,8 +320,11 @@ def run_multifactor(
     max_test: int,
     queue_depth: int,
     outlive_code: int,
-) -> MultifactorSchedule:
-    """Run the compiled loop (limits as the kernel takes them: -1 / inf / 0 for none)."""
+    resume: bool = True,
+) -> tuple[MultifactorSchedule, int]:
+    """Run the compiled loop (limits as the kernel takes them: -1 / inf / 0 for none); the
+    schedule and how many backfill passes resumed the previous one (``resume``: as
+    :func:`scheduler.sim._conservative_kernel.new_memory`)."""
     ppn = priority.procs_per_node or 1
     if machine_procs % ppn:
         raise ConfigurationError(
@@ -404,16 +407,18 @@ def run_multifactor(
     keys[kernel.P_DIV] = keys[kernel.B_DIV] = np.inf
     istate, iwork, fwork = kernel.new_state(jobs, machine_procs)
     prof = np.empty((2, ck.profile_capacity(n)), dtype=np.float64)
+    memo = ck.new_memory(n, resume)
     nu, na = len(assocs), len(accounts)
     call_repairing_cache(
         mkernel.advance, jobs, keys, threshold_s, depth, window_s, resolution, interval,
         max_test, queue_depth, outlive_code, istate, iwork, fwork, prof, params, jattr, jfloat,
         user_acct, user_ratio.astype(np.float64), shares_norm.astype(np.float64),
         np.zeros(nu), np.zeros(na), np.zeros(1), np.zeros(na), np.zeros(nu),
-        np.zeros(nu, dtype=np.int64), mstate, np.empty(n, dtype=np.int64),
+        np.zeros(nu, dtype=np.int64), mstate, np.empty(n, dtype=np.int64), memo,
     )  # fmt: skip
-    return MultifactorSchedule(
+    schedule = MultifactorSchedule(
         matrix.restore(fwork[kernel.START]),
         matrix.restore(iwork[kernel.STATUS] == kernel.STARTED_BACKFILL),
         matrix.restore(-keys[kernel.P_BASE]).astype(np.int64),
     )
+    return schedule, int(memo[ck.MEMO_RESUMED])

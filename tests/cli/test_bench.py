@@ -15,6 +15,12 @@ import yaml
 
 from scheduler.cli.bench import BENCH_GROUPS, main_bench
 from scheduler.cli.bench.command import format_figures, selected_groups
+from scheduler.cli.bench.conservative import (
+    CONSERVATIVE_RUNS,
+    EASY_LABEL,
+    conservative_figures,
+    format_conservative_figures,
+)
 from scheduler.cli.bench.kernel import format_kernel_figures, kernel_figures
 from scheduler.cli.bench.memory import MEMORY_RUNS, format_memory_figures, memory_figures
 from scheduler.cli.bench.online import format_online_switching_figures, online_switching_figures
@@ -365,3 +371,19 @@ def test_no_catalogue_machine_size_is_written_in_the_bench_code() -> None:
             for spelling in (f"{size}", f"{size:,}", f"{size:_}"):
                 found = re.search(rf"(?<![\d.,_]){re.escape(spelling)}(?![\d.,_]\d)", text)
                 assert found is None, f"{path.name}: machine size {spelling} written out"
+
+
+def test_conservative_figures_on_the_kth_slice() -> None:
+    """EASY-FCFS and each conservative run are timed side by side (ratios to EASY-FCFS) on a
+    whole filtered log, here the bundled KTH slice read as KTH-SP2; printed one line each."""
+    figures = conservative_figures(REPO_ROOT / "resources" / "KTH-slice.swf.gz", "KTH-SP2",
+                                   repeat=1)  # fmt: skip
+    assert figures["log"] == "KTH-SP2" and figures["jobs"] > 100 and figures["repeat"] == 1
+    assert figures[EASY_LABEL]["ratio_median"] == 1.0
+    for label in CONSERVATIVE_RUNS:
+        assert figures[label]["median_s"] > 0 and figures[label]["ratio_min"] > 0
+    lines = format_conservative_figures(figures)
+    assert lines[0].startswith(f"KTH-SP2 ({figures['jobs']:,} jobs), FCFS")
+    assert [line.split()[0] for line in lines[1:]] == [
+        label.split()[0] for label in (EASY_LABEL, *CONSERVATIVE_RUNS)
+    ]

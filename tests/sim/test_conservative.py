@@ -24,7 +24,12 @@ from support.workloads import workloads
 
 from scheduler import ConfigurationError, read_swf, simulate, strong_filter
 from scheduler.policies import policy_names
-from scheduler.sim.conservative import simulate_conservative, simulate_conservative_arrays
+from scheduler.sim.conservative import (
+    _limits,
+    _run,
+    simulate_conservative,
+    simulate_conservative_arrays,
+)
 
 POLICIES = policy_names()
 THRESHOLDS = (None, 0.0, 5.0, 30.0, 120.0)
@@ -149,6 +154,34 @@ def test_max_job_test_limits_the_walk(sim):
     assert sim(THREE, 6, bf_max_job_test=3) == {1: 0, 2: 10, 3: 20, 5: 30, 6: 10}
 
 
+def test_a_shorter_job_is_searched_before_a_longer_ones_start(sim):
+    # m=4. A(1) r0 q1 p5; C(2) r0 q2 p12; then at 1: B(3) q4 p10; X(4) q2 p30; Y(5) q2 p5;
+    # Z(6) q1 p8. Free: 1 to 5, 2 to 12, 4 after.
+    # t=1: B reserved [12,22); X: 5 short at 12 -> reserved at 22. Y is as large as X but
+    #   shorter: its search may not start at X's 22: [5,10) has 2 -> reserved at 5. Z (q1):
+    #   now would hold [1,9), short at 5 (Y) -> reserved at 22 ([22,30): 2 beside X).
+    # t=5: A ends; Y starts (backfilled). t=10: Y ends; Z reserved at 22 again. t=12: B starts.
+    # t=22: X and Z start.
+    jobs = [job(1, 0, 1, 5), job(2, 0, 2, 12), job(3, 1, 4, 10), job(4, 1, 2, 30),
+            job(5, 1, 2, 5), job(6, 1, 1, 8)]  # fmt: skip
+    assert sim(jobs, 4) == {1: 0, 2: 0, 3: 12, 4: 22, 5: 5, 6: 22}
+
+
+def test_a_job_started_by_the_main_pass_is_in_the_next_profile(sim):
+    # m=5, LPF. A(1) r0 q3 p30; B(2) r1 q5 p50; G(3) r1 q2 p40; C(4) r2 q1 p200; E(5) r2 q1 p39;
+    # D(6) r2 q1 p10.
+    # t=1: B reserved [30,80); G (q2, 2 free) would hold [1,41), short at 30: reserved at 80.
+    # t=2: nothing ended, but the main pass starts C (the longest, ahead of B; 1 free): this
+    #   pass may not resume t=1's walk, whose profile lacks C. Afresh: B earliest 202 (C's
+    #   end); G reserved [30,70) (4 free there); E holds [2,41): 1 free to 30, then 2 -> starts;
+    #   D (q1, 0 free) is not walked. (Resumed from t=1's profile, E would be short at 30 and D
+    #   would start at 2.)
+    # t=30: A ends (3 free): G starts ([30,70): 3 then 4), D starts ([30,40): 1). t=202: B.
+    jobs = [job(1, 0, 3, 30), job(2, 1, 5, 50), job(3, 1, 2, 40), job(4, 2, 1, 200),
+            job(5, 2, 1, 39), job(6, 2, 1, 10)]  # fmt: skip
+    assert sim(jobs, 5, primary="LPF") == {1: 0, 2: 202, 3: 30, 4: 2, 5: 2, 6: 30}
+
+
 # -- differential and degenerate settings -------------------------------------------------------
 
 LIMITS = st.fixed_dictionaries({
@@ -209,6 +242,114 @@ def test_a_resolution_of_one_second_changes_nothing_on_whole_seconds(workload, p
     plain = fast_schedule(jobs, m, primary=primary, depth=depth)
     rounded = fast_schedule(jobs, m, primary=primary, depth=depth, bf_resolution_s=1.0)
     assert plain.start_s.tolist() == rounded.start_s.tolist()
+
+
+# -- the resumed backfill pass (docs/simulator.md, "Speed") ------------------------------------
+
+
+@st.composite
+def long_queues(draw, max_jobs: int = 24) -> tuple[list[NaiveJob], int]:
+    """(jobs, machine_procs): bursts of submissions onto a small machine with long jobs, so that
+    queues grow long and most instants only add jobs (where a backfill pass resumes the
+    previous one); estimates exact, over or under (revisions), a few short jobs (that end
+    between bursts)."""
+    machine_procs = draw(st.integers(2, 10))
+    n = draw(st.integers(4, max_jobs))
+    ids = draw(st.permutations(range(1, n + 1)))
+    bursts = draw(st.lists(st.integers(0, 200), min_size=1, max_size=6))
+    jobs = []
+    for job_id in ids:
+        run = draw(st.one_of(st.integers(100, 400), st.integers(1, 30)))
+        estimate = draw(st.one_of(st.just(run), st.integers(1, 600)))
+        submit = draw(st.sampled_from(bursts)) + draw(st.integers(0, 3))
+        jobs.append(NaiveJob(job_id, float(submit), draw(st.integers(1, machine_procs)),
+                             float(run), float(estimate), float(estimate)))  # fmt: skip
+    return jobs, machine_procs
+
+
+def resumed_and_afresh(jobs, machine_procs, primary="FCFS", threshold_s=np.inf, **limits):
+    """The schedules with the backfill passes resuming and starting afresh, and the number of
+    resumed passes."""
+    arrays = tuple(np.array([getattr(j, name) for j in jobs])
+                   for name in ("submit_s", "procs", "run_s", "estimate_s"))  # fmt: skip
+    runs = [
+        _run(*arrays, machine_procs, primary=primary, threshold_s=threshold_s,
+             limits=_limits(**{**dict.fromkeys(LIMITS_NAMES), **limits}),
+             requested_s=arrays[3], job_id=np.array([j.job_id for j in jobs]),
+             outlive="double", validate=True, resume=resume)
+        for resume in (True, False)
+    ]  # fmt: skip
+    return runs[0][0], runs[1][0], runs[0][1]
+
+
+LIMITS_NAMES = ("depth", "bf_window_s", "bf_resolution_s", "bf_interval_s", "bf_max_job_test",
+                "default_queue_depth")  # fmt: skip
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workload=long_queues(max_jobs=40), primary=st.sampled_from(POLICIES),
+       threshold_s=st.sampled_from(THRESHOLDS), limits=LIMITS)  # fmt: skip
+def test_resumed_passes_equal_passes_from_scratch(workload, primary, threshold_s, limits):
+    jobs, m = workload
+    theta = np.inf if threshold_s is None else threshold_s
+    resumed, afresh, _ = resumed_and_afresh(jobs, m, primary, theta, **limits)
+    assert resumed.start_s.tolist() == afresh.start_s.tolist()
+    assert resumed.backfilled.tolist() == afresh.backfilled.tolist()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workload=long_queues(), primary=st.sampled_from(["FCFS", "SPF", "WFP3"]),
+       limits=LIMITS)  # fmt: skip
+def test_long_queues_against_the_reference(workload, primary, limits):
+    jobs, m = workload
+    want = naive_conservative(jobs, m, primary, outlive="double", **limits)
+    got = resumed_and_afresh(jobs, m, primary, **limits)[0]
+    assert [(s, bool(b)) for s, b in zip(got.start_s, got.backfilled, strict=True)] == [
+        (want[j.job_id].start_s, want[j.job_id].backfilled) for j in jobs
+    ]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=st.integers(3, 8), seed=st.integers(0, 2**16), limits=LIMITS)
+def test_runs_of_alike_jobs_against_the_reference(m, seed, limits):
+    # job arrays: runs of jobs with alike processors and estimates, where an earliest-start
+    # search starts at the one of a recent job when that job is no larger and no longer
+    rng = np.random.default_rng(seed)
+    jobs, job_id = [], 0
+    for burst in range(4):
+        q, est = int(rng.integers(1, m + 1)), float(rng.integers(5, 80))
+        for _ in range(int(rng.integers(2, 6))):
+            job_id += 1
+            jobs.append(job(job_id, burst * 20 + int(rng.integers(0, 3)), q, est,
+                            est * float(rng.choice([1.0, 2.0]))))  # fmt: skip
+            q = min(m, max(1, q + int(rng.integers(-1, 2))))
+            est = max(1.0, est + float(rng.integers(-10, 10)))
+    want = naive_conservative(jobs, m, "FCFS", **limits)
+    got = fast_schedule(jobs, m, **limits)
+    assert [(s, bool(b)) for s, b in zip(got.start_s, got.backfilled, strict=True)] == [
+        (want[j.job_id].start_s, want[j.job_id].backfilled) for j in jobs
+    ]
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [{}, {"depth": 2}, {"bf_window_s": 500.0}, {"bf_resolution_s": 7.0},
+     {"bf_interval_s": 5.0, "default_queue_depth": 3}, {"bf_max_job_test": 6}],
+)  # fmt: skip
+def test_a_long_queue_resumes_most_passes_and_changes_no_start(limits):
+    # 300 jobs in bursts on 16 processors: the queue grows to hundreds, most instants only add
+    # jobs, so most passes resume; the schedule is the one of passes from scratch
+    rng = np.random.default_rng(7)
+    n = 300
+    submit = np.sort(rng.integers(0, 30, n) * 100 + rng.integers(0, 5, n)).astype(float)
+    run = rng.choice([5.0, 60.0, 600.0, 3000.0], n)
+    jobs = [NaiveJob(i + 1, float(submit[i]), int(rng.integers(1, 17)), float(run[i]),
+                     float(run[i] * rng.choice([0.5, 1.0, 3.0])), float(run[i] * 3.0))
+            for i in range(n)]  # fmt: skip
+    resumed, afresh, count = resumed_and_afresh(jobs, 16, **limits)
+    assert resumed.start_s.tolist() == afresh.start_s.tolist()
+    assert resumed.backfilled.tolist() == afresh.backfilled.tolist()
+    assert count > 0
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,9 @@ The figures come in groups, one table of them (:data:`BENCH_GROUPS`, in ``table`
 is a :class:`BenchGroup` (name, one-line help, run function, format function, whether a plain
 run includes it), defined in the module of its family: ``core`` (the simulator's speed and
 memory targets), ``redirection``, ``trials``, ``memory``, ``thresholds`` (threshold-backfill,
-threshold-sweep), ``online``, ``kernel``. ``command`` builds the command's arguments, dispatch
-and output from the table; ``group``, ``logs`` (machine sizes from the trace catalogue) and
-``timing`` are what the groups share.
+threshold-sweep), ``online``, ``kernel``, ``conservative``. ``command`` builds the command's
+arguments, dispatch and output from the table; ``group``, ``logs`` (machine sizes from the trace
+catalogue) and ``timing`` are what the groups share.
 """
 
 from scheduler.cli.bench.command import add_commands, cmd_bench, format_figures, main_bench

@@ -8,7 +8,16 @@ read from it.
 
 from __future__ import annotations
 
-from scheduler.cli.bench import core, kernel, memory, online, redirection, thresholds, trials
+from scheduler.cli.bench import (
+    conservative,
+    core,
+    kernel,
+    memory,
+    online,
+    redirection,
+    thresholds,
+    trials,
+)
 from scheduler.cli.bench.group import BenchGroup
 from scheduler.core.registry import Registry
 
@@ -26,6 +35,7 @@ for _group in (
     thresholds.SWEEP_GROUP,
     online.GROUP,
     kernel.GROUP,
+    conservative.GROUP,
 ):
     BENCH_GROUPS.add(_group.name, _group, _group.help)
 del _group
