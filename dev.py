@@ -59,6 +59,19 @@ def ensure_environment() -> None:
     STAMP.write_text(_wanted_stamp() + "\n")
 
 
+def compile_package() -> None:
+    """Write the byte code of the ``scheduler`` package (only of its files changed since the
+    last time: a fraction of a second when nothing changed).
+
+    Every Snakemake process, its step-pool workers and the tests' ``scheduler`` commands import
+    the package; when ``PYTHONDONTWRITEBYTECODE`` is set (as on the project's machine) none of
+    them writes the byte code and each compiled the package's ~160 modules from source again:
+    0.5 s of CPU of a Snakemake dry run's 6 s (2026-11-27, 2 cores). The installer compiles the
+    dependencies' byte code, not this editable package's."""
+    command = [str(BIN / "python"), "-m", "compileall", "-q", str(ROOT / "scheduler")]
+    subprocess.run(command, check=False, cwd=ROOT)  # a file that does not compile: the tests say so
+
+
 def run(*extra: str) -> int:
     """The main job: run the default workflow (config/config.yaml) with Snakemake, locally."""
     cores = str(os.cpu_count() or 1)
@@ -124,6 +137,7 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     ensure_environment()
+    compile_package()
     return COMMANDS[argv[0]](*argv[1:])
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from support.tiny_project import (
     ROOT,
     make_project,
     online_only,
+    plan_in_process,
     planned_jobs,
     snakemake,
     study_project,
@@ -25,6 +27,7 @@ from support.tiny_project import (
     write_slice,
 )
 
+from scheduler.core.errors import ConfigurationError
 from scheduler.core.provenance import read_csv
 
 pytestmark = pytest.mark.workflow
@@ -86,26 +89,45 @@ def test_figures_from_the_training_weeks(tmp_path: Path, kth_path: Path) -> None
     assert not (project / "results/KTH-slice/weeks/whole").exists()
 
 
-@pytest.mark.parametrize(
-    ("change", "message"),
-    [
-        ({"thresholds": ["none", "20"]}, "needs a unit"),
-        ({"primary_policies": ["FCFS", "XYZ"]}, "unknown policy 'XYZ'"),
-        ({"traces": ["NOPE"]}, "unknown trace 'NOPE'"),
-        ({"weeks_per_job": 0}, "weeks_per_job"),
-    ],
-)
-def test_bad_config_is_refused_before_anything_runs(
-    tmp_path: Path, kth_path: Path, change: dict, message: str
-) -> None:
+#: Bad values of the tuning section and the message each is refused with.
+BAD_TUNING = [
+    ({"thresholds": ["none", "20"]}, "needs a unit"),
+    ({"primary_policies": ["FCFS", "XYZ"]}, "unknown policy 'XYZ'"),
+    ({"traces": ["NOPE"]}, "unknown trace 'NOPE'"),
+    ({"weeks_per_job": 0}, "weeks_per_job"),
+]
+
+
+def bad_tuning_project(tmp_path: Path, kth_path: Path, change: dict) -> Path:
+    """The tiny project (every study) with ``change`` over its tuning section."""
     project = make_project(tmp_path, kth_path)
     config = yaml.safe_load((project / "tiny.yaml").read_text())
     config["tuning"].update(change)
     write_config(project, config)
+    return project
+
+
+def test_bad_config_is_refused_before_anything_runs(tmp_path: Path, kth_path: Path) -> None:
+    """Snakemake stops on a refused config before any job, with the message of the check that
+    refused it; every bad value is refused by that check where the Snakefile plans
+    (:func:`test_bad_config_is_refused_where_the_snakefile_plans`)."""
+    change, message = BAD_TUNING[0]
+    project = bad_tuning_project(tmp_path, kth_path, change)
     done = snakemake(project, check=False)
     assert done.returncode != 0
     assert message in done.stdout + done.stderr
     assert not (project / "results").exists()
+
+
+@pytest.mark.parametrize(("change", "message"), BAD_TUNING)
+def test_bad_config_is_refused_where_the_snakefile_plans(
+    tmp_path: Path, kth_path: Path, change: dict, message: str
+) -> None:
+    """Planned in this process as the Snakefile plans (a Snakemake start each cost seconds;
+    :func:`test_bad_config_is_refused_before_anything_runs` runs Snakemake on the first)."""
+    project = bad_tuning_project(tmp_path, kth_path, change)
+    with pytest.raises(ConfigurationError, match=re.escape(message)):
+        plan_in_process(project)
 
 
 def test_unknown_config_key_is_refused(tmp_path: Path, kth_path: Path) -> None:
@@ -150,10 +172,11 @@ def test_one_study_alone(tmp_path: Path, kth_path: Path) -> None:
     assert {"simulate_technique", "filter_trace_overrun"} <= jobs
     assert not (tuning_rules | online_rules | {"filter_trace"}) & jobs
 
-    # a listed study is checked: its empty trace list is refused before anything runs
+    # a listed study is checked: its empty trace list is refused where the Snakefile plans,
+    # before anything runs (Snakemake stopping on such a refusal: the bad-config tests)
     write_config(project, {**config, "studies": ["tuning"], "tuning": {"traces": []}})
-    done = snakemake(project, "--dry-run", check=False)
-    assert done.returncode != 0 and "tuning.traces" in done.stdout + done.stderr
+    with pytest.raises(ConfigurationError, match=r"config tuning\.traces: "):
+        plan_in_process(project)
 
 
 def test_epsilon_is_chosen_among_the_configured_values(tmp_path: Path, kth_path: Path) -> None:
