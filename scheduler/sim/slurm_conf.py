@@ -41,6 +41,7 @@ __all__ = [
     "PRIORITY_DEFAULTS",
     "REFUSED_KEYS",
     "SlurmConf",
+    "default_backfill_kwargs",
     "expand_hostlist",
     "read_slurm_conf",
     "slurm_time_s",
@@ -83,6 +84,15 @@ BACKFILL_PARAMETERS: Mapping[str, BackfillParameter] = MappingProxyType(
         ),
     }
 )
+
+def default_backfill_kwargs() -> dict[str, float | int | None]:
+    """Slurm 22.05's backfilling by default (``SchedulerType=sched/backfill`` and no
+    ``SchedulerParameters``) as keywords of ``simulate_conservative``: a reservation for every
+    tested job and the defaults of :data:`BACKFILL_PARAMETERS` in schedlab's units."""
+    return {"depth": None} | {
+        p.kwarg: p.default * p.scale for p in BACKFILL_PARAMETERS.values()
+    }
+
 
 #: ``SchedulerParameters`` options that cannot change a schedlab schedule: the lock releases and
 #: time budget of a cycle (a pass takes no time here), RPC and script limits, job steps,

@@ -380,9 +380,14 @@ def test_conservative_figures_on_the_kth_slice() -> None:
                                    repeat=1)  # fmt: skip
     assert figures["log"] == "KTH-SP2" and figures["jobs"] > 100 and figures["repeat"] == 1
     assert figures[EASY_LABEL]["ratio_median"] == 1.0
+    span_days = 6 * 7  # the slice: six weeks of submissions, then the drain
     for label in CONSERVATIVE_RUNS:
         assert figures[label]["median_s"] > 0 and figures[label]["ratio_min"] > 0
+        simulated = figures[label]["days_per_s"] * figures[label]["median_s"]
+        assert span_days - 7 < simulated < span_days + 30, (label, simulated)
+    assert "multifactor, Slurm" in CONSERVATIVE_RUNS
     lines = format_conservative_figures(figures)
+    assert all(line.endswith("simulated days/s") for line in lines[2:])
     assert lines[0].startswith(f"KTH-SP2 ({figures['jobs']:,} jobs), FCFS")
     assert [line.split()[0] for line in lines[1:]] == [
         label.split()[0] for label in (EASY_LABEL, *CONSERVATIVE_RUNS)
