@@ -310,6 +310,25 @@ def _backfill_resuming(now, first, count, depth, window_s, resolution, max_test,
 
 
 @jit
+def complete_until(now, jobs, istate, iwork, fwork, memo, ended):
+    """End every running job whose end is at or before ``now``: free its processors, take it
+    off the running list and invalidate the walk memory (a pass after a completion never
+    resumes). The jobs ended are written to ``ended`` (in heap order) when it has room (an
+    empty array: not recorded); return how many ended."""
+    count = 0
+    while istate[k.HLEN] > 0 and fwork[k.END, iwork[k.HEAP, 0]] <= now:
+        j, hsize = k._heap_pop(iwork, fwork, istate[k.HLEN])
+        istate[k.HLEN] = hsize
+        istate[k.FREE] += np.int64(jobs[k.PROCS, j])
+        istate[k.RLEN] = k._running_remove(jobs, iwork, fwork, istate[k.RLEN], j)
+        memo[MEMO_VALID] = 0
+        if count < ended.size:
+            ended[count] = j
+        count += 1
+    return count
+
+
+@jit
 def advance(jobs, keys, p_static, threshold_s, depth, window_s, resolution, interval, max_test,
             queue_depth, outlive, istate, iwork, fwork, prof, memo):  # fmt: skip
     """Run every event to the end; return the number of event instants processed.
@@ -325,6 +344,7 @@ def advance(jobs, keys, p_static, threshold_s, depth, window_s, resolution, inte
     n = jobs.shape[1]
     instants = 0
     last_now = -np.inf
+    no_record = np.empty(0, dtype=np.int64)
     while True:
         t_sub = jobs[k.SUBMIT, istate[k.NEXT_SUB]] if istate[k.NEXT_SUB] < n else np.inf
         t_end = fwork[k.END, iwork[k.HEAP, 0]] if istate[k.HLEN] > 0 else np.inf
@@ -334,12 +354,7 @@ def advance(jobs, keys, p_static, threshold_s, depth, window_s, resolution, inte
             now = min(now, (np.floor(last_now / interval) + 1.0) * interval)
         if now == np.inf:
             return instants
-        while istate[k.HLEN] > 0 and fwork[k.END, iwork[k.HEAP, 0]] <= now:
-            j, hsize = k._heap_pop(iwork, fwork, istate[k.HLEN])
-            istate[k.HLEN] = hsize
-            istate[k.FREE] += np.int64(jobs[k.PROCS, j])
-            istate[k.RLEN] = k._running_remove(jobs, iwork, fwork, istate[k.RLEN], j)
-            memo[MEMO_VALID] = 0
+        complete_until(now, jobs, istate, iwork, fwork, memo, no_record)
         while istate[k.NEXT_SUB] < n and jobs[k.SUBMIT, istate[k.NEXT_SUB]] <= now:
             j = istate[k.NEXT_SUB]
             qsize = istate[k.QLEN]

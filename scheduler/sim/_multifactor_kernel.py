@@ -237,14 +237,7 @@ def advance(jobs, keys, threshold_s, depth, window_s, resolution, interval, max_
             return instants
         # ticks matter until the last job ends: they decay the usage the priorities read
         now = min(now, mstate[NEXT_TICK])
-        ended = 0
-        while istate[k.HLEN] > 0 and fwork[k.END, iwork[k.HEAP, 0]] <= now:
-            j, hsize = k._heap_pop(iwork, fwork, istate[k.HLEN])
-            istate[k.HLEN] = hsize
-            istate[k.FREE] += np.int64(jobs[k.PROCS, j])
-            istate[k.RLEN] = k._running_remove(jobs, iwork, fwork, istate[k.RLEN], j)
-            scratch[ended] = j
-            ended += 1
+        ended = ck.complete_until(now, jobs, istate, iwork, fwork, memo, scratch)
         if ended > 0:
             # their usage in job order (the heap's order of equal ends is arbitrary)
             if ended > 1:

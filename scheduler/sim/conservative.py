@@ -219,9 +219,7 @@ def _run(
             window_s=seconds("bf_window_s", math.inf), resolution=seconds("bf_resolution_s", 0.0),
             interval=seconds("bf_interval_s", 0.0), max_test=count("bf_max_job_test"),
             queue_depth=count("default_queue_depth"), outlive_code=_OUTLIVE_CODES[outlive],
-            # not resumed: with the ticks' pass instants a resumed pass differed from the
-            # reference (hypothesis, every weight 0, calc period 1 s): under investigation
-            resume=False,
+            resume=resume,
         )  # fmt: skip
         return ConservativeSchedule(*schedule), resumed
     key = priority_key(primary, matrix.policy_inputs(), validate=validate)

@@ -25,8 +25,14 @@ from support.naive_multifactor import Attrs, naive_multifactor
 from support.workloads import workloads
 
 from scheduler import ConfigurationError
+from scheduler.sim._jobs import job_matrix
 from scheduler.sim.conservative import simulate_conservative, simulate_conservative_arrays
-from scheduler.sim.multifactor import JobAttributes, MultifactorPriority, job_attributes
+from scheduler.sim.multifactor import (
+    JobAttributes,
+    MultifactorPriority,
+    job_attributes,
+    run_multifactor,
+)
 
 FIELDS = set(MultifactorPriority.__dataclass_fields__)
 
@@ -201,7 +207,13 @@ SETTINGS = st.fixed_dictionaries({
 @given(workload=workloads(max_jobs=12), setting=SETTINGS, data=st.data())
 def test_the_kernel_equals_the_reference(workload, setting, data):
     jobs, m = workload
-    attrs = {
+    attrs = draw_attrs(data, jobs)
+    assert run_fast(jobs, attrs, m, **setting) == run_naive(jobs, attrs, m, **setting)
+
+
+def draw_attrs(data, jobs) -> dict[int, Attrs]:
+    """Each job's user (1-3), account, partition, QOS and eligible time (0 or 15 s late)."""
+    return {
         j.job_id: Attrs(
             str(data.draw(st.integers(1, 3))), data.draw(st.sampled_from(["x", "y"])),
             data.draw(st.sampled_from(["p0", "p1"])), data.draw(st.sampled_from(["normal", "q1"])),
@@ -209,7 +221,6 @@ def test_the_kernel_equals_the_reference(workload, setting, data):
         )
         for j in jobs
     }  # fmt: skip
-    assert run_fast(jobs, attrs, m, **setting) == run_naive(jobs, attrs, m, **setting)
 
 
 # -- degenerate settings ------------------------------------------------------------------------
@@ -361,3 +372,57 @@ def test_bad_combinations_are_refused():
                                      primary="multifactor")  # fmt: skip
     with pytest.raises(ConfigurationError, match="swf_account"):
         simulate_conservative(TABLE, "multifactor", machine_procs=4, swf_account="user")
+
+
+# -- resumed backfill passes (docs/simulator.md, conservative backfilling's "Speed") -------------
+
+
+def resumed_and_afresh(jobs, attrs, m, priority, **limits):
+    """The multifactor schedules with the backfill passes resuming and from scratch, and the
+    number of resumed passes."""
+    matrix = job_matrix(
+        np.array([j.submit_s for j in jobs]), np.array([j.procs for j in jobs]),
+        np.array([j.run_s for j in jobs]), np.array([j.estimate_s for j in jobs]), m,
+        requested_s=np.array([j.requested_s for j in jobs]),
+        job_id=np.array([j.job_id for j in jobs]), validate=True,
+    )  # fmt: skip
+    kwargs = {"threshold_s": math.inf, "depth": -1, "window_s": math.inf, "resolution": 0.0,
+              "interval": 0.0, "max_test": -1, "queue_depth": -1, "outlive_code": 0} | limits
+    runs = [run_multifactor(matrix, m, priority, attributes(jobs, attrs), resume=resume,
+                            **kwargs) for resume in (True, False)]  # fmt: skip
+    return runs[0][0], runs[1][0], runs[0][1]
+
+
+def test_a_completion_stops_a_pass_from_resuming():
+    # Found by the differential test: m=3, every priority 1 (FCFS), a tick every second. t=1:
+    # J3 (q2, 2 s) starts, J4 (q1, 3 s) is reserved at 3 (J1 holds 1 until 9, J2 all 3 from 9).
+    # t=3: J3 ends; a pass that resumed the walk of t=2 (a tick) would keep J4's reservation
+    # instead of starting it: the multifactor loop's completions must invalidate the memory.
+    submit = [0, 0, 1, 1, 3, 3, 4, 5, 5, 5]
+    procs = [1, 3, 2, 1, 1, 3, 2, 2, 1, 1]
+    run = [9, 3, 2, 3, 1, 9, 6, 6, 3, 5]
+    jobs = [job(i + 1, *values) for i, values in enumerate(zip(submit, procs, run, strict=True))]
+    priority = MultifactorPriority(calc_period_s=1.0, decay_half_life_s=0.0, max_age_s=0.0)
+    resumed, afresh, count = resumed_and_afresh(jobs, users(dict.fromkeys(range(1, 11), 0)), 3,
+                                                priority)  # fmt: skip
+    assert afresh.start_s.tolist() == [0, 9, 1, 3, 3, 12, 21, 27, 5, 21]
+    assert resumed.start_s.tolist() == afresh.start_s.tolist()
+    assert count > 0
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workload=workloads(max_jobs=16), setting=SETTINGS, data=st.data())
+def test_resumed_passes_equal_passes_from_scratch(workload, setting, data):
+    jobs, m = workload
+    priority = MultifactorPriority(**{k: v for k, v in setting.items() if k in FIELDS})
+    limits = {
+        name: default if setting[key] is None else setting[key]
+        for key, name, default in (
+            ("threshold_s", "threshold_s", math.inf), ("depth", "depth", -1),
+            ("bf_interval_s", "interval", 0.0), ("bf_max_job_test", "max_test", -1),
+            ("default_queue_depth", "queue_depth", -1),
+        )
+    }  # fmt: skip
+    resumed, afresh, _ = resumed_and_afresh(jobs, draw_attrs(data, jobs), m, priority, **limits)
+    assert resumed.start_s.tolist() == afresh.start_s.tolist()
+    assert resumed.priority.tolist() == afresh.priority.tolist()
