@@ -26,8 +26,10 @@ pass leaves in ``prof`` its final profile and in ``memo`` the jobs it walked and
 in walk order. The next backfill pass resumes from there, walking only the jobs after them,
 when its result is provably the same on that prefix: no job ended and no estimate was revised
 since (every breakpoint but the first is still after ``now``), the main pass started nothing,
-no job of the prefix was hidden by the window, and the new pass order begins with the same
-jobs in the same order. Then each job of the prefix has the same earliest start as before
+every job of the prefix that the window hid has its earliest start still beyond ``now +
+bf_window`` (it is the same start as before, so the job is hidden again; the memory keeps the
+floor of the earliest such start), and the new pass order begins with the same jobs in the same
+order. Then each job of the prefix has the same earliest start as before
 (its profile can only have less free than in the previous pass, the jobs started there after
 it being running now, yet it still fits where it was reserved, those jobs having been placed
 around its reservation; and free is constant from the old ``now`` to the first breakpoint), so
@@ -61,6 +63,8 @@ MEMO_VALID, MEMO_ENABLED, MEMO_LEFT, MEMO_RESERVATIONS, MEMO_SIZE, MEMO_HIDDEN, 
     range(7)
 )
 MEMO_HEADER = 7
+#: MEMO_HIDDEN when the window hid no job of the walk (times are within +-2**52 s).
+_NONE_HIDDEN = np.int64(2**62)
 
 
 def new_memory(n: int, resume: bool = True) -> np.ndarray:
@@ -204,11 +208,13 @@ def _backfill(now, first, count, depth, window_s, resolution, max_test, outlive,
 def _resumable(now, first, count, window_s, iwork, memo):
     """Whether the pass at ``now`` may resume the previous one (module docstring): the memory
     is on and still valid (the callers clear MEMO_VALID when a job ends or starts outside the
-    walk, or an estimate is revised), no job was hidden by a finite window, and CAND[first:]
-    begins with the jobs the previous walk left waiting, in the same order."""
+    walk, or an estimate is revised), every job a finite window hid is still beyond it, and
+    CAND[first:] begins with the jobs the previous walk left waiting, in the same order."""
     if memo[MEMO_ENABLED] == 0 or memo[MEMO_VALID] == 0:
         return False
-    if memo[MEMO_HIDDEN] != 0 and window_s < np.inf:
+    # a job the window hid stays hidden (its earliest start is the same) while that start is
+    # still beyond now + window; MEMO_HIDDEN holds the floor of the earliest such start (s)
+    if window_s < np.inf and memo[MEMO_HIDDEN] <= now + window_s:
         return False
     left = memo[MEMO_LEFT]
     if first + left > count:
@@ -252,7 +258,7 @@ def _backfill_resuming(now, first, count, depth, window_s, resolution, max_test,
         reservations = 0
         blocked = False
         p = first
-        memo[MEMO_HIDDEN] = 0
+        memo[MEMO_HIDDEN] = _NONE_HIDDEN
     # (processors, estimate, earliest start) of the last _SEEN searches of this pass
     seen = np.empty((3, _SEEN), dtype=np.float64)
     searched = 0
@@ -298,7 +304,7 @@ def _backfill_resuming(now, first, count, depth, window_s, resolution, max_test,
         seen[0, slot], seen[1, slot], seen[2, slot] = q, est, prof[PT, s]
         searched += 1
         if prof[PT, s] > now + window_s:
-            memo[MEMO_HIDDEN] = 1
+            memo[MEMO_HIDDEN] = min(memo[MEMO_HIDDEN], np.int64(np.floor(prof[PT, s])))
             continue
         size = _hold(prof, size, s, end, q)
         reservations += 1
