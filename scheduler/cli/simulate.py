@@ -249,11 +249,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         )
     prediction = prediction_options(args)
     conservative = conservative_options(args)
-    if conservative is not None and args.out is not None:
-        raise ConfigurationError(
-            "--out (the schedule as SWF) is not yet available with conservative backfilling; "
-            "--jobs-out writes its per-job table"
-        )
     trace = read_trace(args)
     report = None
     if not args.no_filter:
@@ -279,7 +274,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         )
     wall_ms = (time.perf_counter() - started) * 1000.0
     if args.out is not None:
-        assert isinstance(result, SimulationResult)
         write_schedule(result, trace, report, args.out)
     if args.jobs_out is not None:
         write_job_table(result.jobs, args.jobs_out)
@@ -603,7 +597,10 @@ def prediction_options(args: argparse.Namespace) -> dict[str, object]:
 
 
 def write_schedule(
-    result: SimulationResult, trace: Trace, report: FilterReport | None, path: Path
+    result: SimulationResult | ConservativeResult,
+    trace: Trace,
+    report: FilterReport | None,
+    path: Path,
 ) -> None:
     """Write the simulated schedule as SWF with provenance header lines, atomically.
 

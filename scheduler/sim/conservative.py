@@ -47,7 +47,7 @@ from scheduler.sim.multifactor import (
     job_attributes,
     run_multifactor,
 )
-from scheduler.sim.results import RunConfig, RunResult
+from scheduler.sim.results import RunConfig, RunResult, swf_with_simulated_waits
 from scheduler.traces.swf import Trace
 
 __all__ = [
@@ -98,6 +98,11 @@ class ConservativeResult(RunResult):
     summary: RunSummary
     config: ConservativeConfig
     source_jobs: pl.DataFrame | None = field(default=None, repr=False)
+
+    def to_swf_jobs(self) -> pl.DataFrame:
+        """The input's SWF job table with the simulated wait time in field 3 (seconds), as
+        :meth:`scheduler.SimulationResult.to_swf_jobs`."""
+        return swf_with_simulated_waits(self.source_jobs, self.jobs)
 
 
 class ConservativeSchedule(NamedTuple):

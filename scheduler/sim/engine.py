@@ -31,7 +31,7 @@ from scheduler.sim import _kernel as kernel
 from scheduler.sim._jobs import check_choice, job_matrix, machine_procs_value, trace_table
 from scheduler.sim.cache import call_repairing_cache
 from scheduler.sim.metrics import RunSummary, summarize, with_job_metrics
-from scheduler.sim.results import RunConfig, RunResult
+from scheduler.sim.results import RunConfig, RunResult, swf_with_simulated_waits
 from scheduler.traces.swf import Trace, used_procs
 
 Reservation = Literal["default", "classic"]
@@ -357,16 +357,7 @@ class SimulationResult(RunResult):
 
         Ready for :func:`scheduler.write_swf`, so other SWF tools can read the schedule.
         """
-        if self.source_jobs is None:
-            raise ConfigurationError("this result was not made from an SWF job table")
-        waits = self.jobs.select(
-            "job_id", pl.col("wait_s").round(0).cast(pl.Int64).alias("_simulated_wait_s")
-        )
-        return (
-            self.source_jobs.join(waits, on="job_id", how="left", maintain_order="left")
-            .with_columns(pl.col("_simulated_wait_s").alias("wait_s"))
-            .drop("_simulated_wait_s")
-        )
+        return swf_with_simulated_waits(self.source_jobs, self.jobs)
 
 
 def scheduled_jobs(jobs: pl.DataFrame, start_s: np.ndarray, backfilled: np.ndarray) -> pl.DataFrame:

@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from scheduler.core.errors import ConfigurationError
 from scheduler.sim.metrics import RunFigures, cumulative_wait
 
-__all__ = ["RunConfig", "RunResult", "json_ready"]
+__all__ = ["RunConfig", "RunResult", "json_ready", "swf_with_simulated_waits"]
 
 
 def json_ready(record: object) -> dict[str, Any]:
@@ -94,3 +95,25 @@ class RunResult:
         """Cumulative waiting time (s) against time (s), counting jobs as they finish
         (:func:`~scheduler.sim.metrics.cumulative_wait`)."""
         return cumulative_wait(self.jobs)
+
+
+def swf_with_simulated_waits(source_jobs: pl.DataFrame | None, jobs: pl.DataFrame) -> pl.DataFrame:
+    """The input's SWF job table ``source_jobs`` with the simulated wait (``jobs``'s
+    ``wait_s``, rounded to whole seconds) in field 3, ready for :func:`scheduler.write_swf`:
+    the ``to_swf_jobs`` of every result made from an SWF job table.
+
+    Raises
+    ------
+    ConfigurationError
+        ``source_jobs`` is None: the result was not made from an SWF job table.
+    """
+    if source_jobs is None:
+        raise ConfigurationError("this result was not made from an SWF job table")
+    waits = jobs.select(
+        "job_id", pl.col("wait_s").round(0).cast(pl.Int64).alias("_simulated_wait_s")
+    )
+    return (
+        source_jobs.join(waits, on="job_id", how="left", maintain_order="left")
+        .with_columns(pl.col("_simulated_wait_s").alias("wait_s"))
+        .drop("_simulated_wait_s")
+    )

@@ -148,7 +148,6 @@ def test_easy_stays_the_default(capsys: pytest.CaptureFixture[str], tiny_trace: 
         (["--backfilling", "conservative", "--reservation", "classic"], ("--reservation",)),
         (["--backfilling", "conservative", "--threshold-backfill"], ("--threshold-backfill",)),
         (["--backfilling", "conservative", "--predictor", "nag"], ("--predictor",)),
-        (["--backfilling", "conservative", "--out", "s.swf"], ("--out", "not yet")),
         (["--backfilling", "conservative", "--depth", "-1"], ("depth", "-1")),
         (["--backfilling", "conservative", "--side", "s.parquet"], ("--side", "FCFS")),
         (["--primary", "Multifactor"], ("--primary multifactor", "--backfilling conservative")),
@@ -274,3 +273,19 @@ def test_multifactor_slurm_conf_equals_the_api(
         "age 1000, fair-share 5000, job size 300, partition 200, QOS 0"
     )
     assert value_of("job size", out) == "favor large, processors 2 per node"
+
+
+def test_conservative_schedule_as_swf(
+    capsys: pytest.CaptureFixture[str], tiny_trace: Path, tmp_path: Path
+) -> None:
+    """--out writes the conservative schedule as SWF: field 3 is each job's simulated wait, the
+    header names the run's settings."""
+    out = tmp_path / "schedule.swf"
+    code, _, err = run(capsys, "simulate", tiny_trace, "--backfilling", "conservative",
+                       "--primary", "SPF", "--out", out)  # fmt: skip
+    assert code == 0, err
+    written = read_swf(out)
+    expected = simulate_conservative(strong_filter(read_swf(tiny_trace))[0], "SPF")
+    assert written.jobs["wait_s"].to_list() == expected.jobs["wait_s"].round(0).to_list()
+    assert written.jobs["wait_s"].to_list() != read_swf(tiny_trace).jobs["wait_s"].to_list()
+    assert '"primary": "SPF"' in out.read_text()
