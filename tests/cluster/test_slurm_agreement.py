@@ -292,7 +292,7 @@ def test_schedlab_replays_slurms_backfill(
         "overtakers_schedlab": overtakers(order, schedlab_start),
         "slurm_started_by": {f: flags.count(f) for f in sorted(set(flags))},
         "makespan_slurm_s": float(np.max(slurm_start + jobs["run_s"].to_numpy())),
-        "run_s": round(run.seconds, 1),
+        "wall_s": round(run.seconds, 1),  # submission to accounting, seconds
         "per_job": {
             "slurm_start_s": slurm_start.tolist(),
             "schedlab_start_s": schedlab_start.tolist(),
