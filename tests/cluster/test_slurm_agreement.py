@@ -123,11 +123,11 @@ def slurm(env: Mapping[str, str], *command: str) -> str:
     return done.stdout
 
 
-def configuration(case: Case, node: str, *, slurm_only: bool) -> str:
-    """The case's scheduling part of slurm.conf (``tests/cluster/slurm-reconfigure``), with
-    the options schedlab does not model when ``slurm_only``: CPUs without memory as the
-    consumable resource, so jobs share the node by CPU count only."""
-    parameters = f"{LIMITS},{SLURM_ONLY}" if slurm_only else LIMITS
+def configuration(case: Case, node: str, *, for_slurm: bool) -> str:
+    """The case's scheduling part of slurm.conf (``tests/cluster/slurm-reconfigure``): CPUs
+    without memory as the consumable resource, so jobs share the node by CPU count only; for
+    Slurm with :data:`SLURM_ONLY`, for the replay without."""
+    parameters = f"{LIMITS},{SLURM_ONLY}" if for_slurm else LIMITS
     return "\n".join((
         "SchedulerType=sched/backfill",
         f"SchedulerParameters={parameters}",
@@ -212,9 +212,9 @@ def slurm_run(
     env = cluster
     node = slurm(env, "sinfo", "-h", "-N", "-o", "%N").split()[0]
     conf = tmp_path_factory.mktemp(case.name) / "scheduling.conf"
-    conf.write_text(configuration(case, node, slurm_only=True))
+    conf.write_text(configuration(case, node, for_slurm=True))
     replay_conf = conf.with_name("replay.conf")
-    replay_conf.write_text(configuration(case, node, slurm_only=False))
+    replay_conf.write_text(configuration(case, node, for_slurm=False))
     subprocess.run([str(RECONFIGURE), str(conf)], env=env, check=True, timeout=180)
     ids: list[str] = []
     try:
