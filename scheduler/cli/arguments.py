@@ -31,6 +31,7 @@ __all__ = [
     "number_list",
     "policy",
     "positive_int",
+    "primary_order",
     "table_path",
 ]
 
@@ -150,6 +151,27 @@ def policy(text: str) -> str:
         return get_policy(text).name
     except ConfigurationError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def primary_order(text: str) -> str:
+    """Parse ``--primary``: a registered policy (:func:`policy`) or ``multifactor``, Slurm's
+    multifactor priority (any case; conservative backfilling only, which the command checks).
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Neither; the message lists the known policies and multifactor.
+    """
+    from scheduler.sim.multifactor import MULTIFACTOR  # the compiled engine: load it on use
+
+    if text.strip().lower() == MULTIFACTOR:
+        return MULTIFACTOR
+    try:
+        return policy(text)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(
+            f"{exc}; or {MULTIFACTOR} (with --backfilling conservative)"
+        ) from None
 
 
 def backfill_policy(text: str) -> str | None:

@@ -17,6 +17,7 @@ import argparse
 import json
 import math
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,8 @@ from scheduler.cli.arguments import (
     add_trace_arguments,
     backfill_policy,
     duration,
-    policy,
     positive_int,
+    primary_order,
     table_path,
 )
 from scheduler.cli.output import (
@@ -52,9 +53,11 @@ from scheduler.predictors.nag import ETA
 from scheduler.sim.api import simulate
 from scheduler.sim.conservative import ConservativeConfig, ConservativeResult, simulate_conservative
 from scheduler.sim.engine import RESERVATIONS, SimulationResult
+from scheduler.sim.multifactor import MULTIFACTOR, SWF_ACCOUNTS
 from scheduler.sim.prediction import LAM, PredictedResult
 from scheduler.sim.slurm_conf import read_slurm_conf
 from scheduler.traces.filters import FilterReport, strong_filter
+from scheduler.traces.sacct import read_side_table
 from scheduler.traces.swf import Trace, write_swf
 
 __all__ = [
@@ -106,9 +109,10 @@ def add_commands(commands: Any) -> None:
     add_trace_arguments(command)
     scheduling = command.add_argument_group("scheduling policy")
     scheduling.add_argument(
-        "--primary", metavar="POLICY", type=policy, default="FCFS",
+        "--primary", metavar="POLICY", type=primary_order, default="FCFS",
         help="primary queue order (default FCFS; see `scheduler policies`), or "
-        "learned:PATH#RANK, a fitted function (docs/learned.md)",
+        "learned:PATH#RANK, a fitted function (docs/learned.md), or multifactor (Slurm's "
+        "multifactor priority at its defaults; with --backfilling conservative)",
     )  # fmt: skip
     scheduling.add_argument(
         "--backfill", metavar="POLICY|SJBF|none", type=backfill_policy, default="FCFS",
@@ -151,6 +155,16 @@ def add_commands(commands: Any) -> None:
     )  # fmt: skip
     for option, dest, kind, metavar, text in CONSERVATIVE_LIMITS:
         conservative.add_argument(option, dest=dest, type=kind, metavar=metavar, help=text)
+    conservative.add_argument(
+        "--side", metavar="FILE", type=Path,
+        help="the multifactor priority's job attributes (account, partition, QOS, eligible "
+        "time): the side table of 'scheduler import sacct' (default: from the SWF columns)",
+    )  # fmt: skip
+    conservative.add_argument(
+        "--swf-account", choices=SWF_ACCOUNTS, default=SWF_ACCOUNTS[0],
+        help="the multifactor priority's account of a job without a side table row: its SWF "
+        "group (default) or one account for all",
+    )  # fmt: skip
     prediction = command.add_argument_group(
         "run-time prediction (primary FCFS, backfill FCFS or SJBF, no threshold)"
     )
@@ -249,7 +263,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if conservative is not None:
         result = simulate_conservative(
             trace, threshold=args.threshold, estimate=args.estimate, outlive=args.outlive,
-            **conservative,
+            **conservative, **multifactor_attributes(args, conservative),
         )  # fmt: skip
     else:
         result = simulate(
@@ -289,6 +303,38 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def multifactor_attributes(
+    args: argparse.Namespace, conservative: Mapping[str, object]
+) -> dict[str, object]:
+    """The jobs' attributes of the multifactor priority as keywords of
+    :func:`~scheduler.sim.conservative.simulate_conservative`: ``side`` (the table of
+    ``--side``) and ``swf_account``; none for another order.
+
+    Raises
+    ------
+    ConfigurationError
+        ``--side`` or a non-default ``--swf-account`` with an order other than multifactor;
+        an unreadable side table (:func:`scheduler.traces.sacct.read_side_table`).
+    """
+    if conservative.get("primary") != "multifactor":
+        given = [
+            option
+            for option, used in (
+                ("--side", args.side is not None),
+                ("--swf-account", args.swf_account != SWF_ACCOUNTS[0]),
+            )
+            if used
+        ]
+        if given:
+            raise ConfigurationError(
+                f"{', '.join(given)}: job attributes of the multifactor priority; the order is "
+                f"{conservative.get('primary')}"
+            )
+        return {}
+    side = None if args.side is None else read_side_table(args.side)
+    return {"side": side, "swf_account": args.swf_account}
+
+
 def conservative_options(args: argparse.Namespace) -> dict[str, object] | None:
     """The keywords of :func:`~scheduler.sim.conservative.simulate_conservative` that the
     options choose, or ``None`` for EASY backfilling.
@@ -323,6 +369,11 @@ def conservative_options(args: argparse.Namespace) -> dict[str, object] | None:
         BACKFILLING[0] if args.slurm_conf is None else "conservative"
     )
     if backfilling == "easy" and args.slurm_conf is None:
+        if args.primary == MULTIFACTOR:
+            raise ConfigurationError(
+                f"--primary {MULTIFACTOR}: Slurm's multifactor priority orders conservative "
+                "backfilling; add --backfilling conservative or --slurm-conf FILE"
+            )
         if given_limits:
             raise ConfigurationError(
                 f"{', '.join(given_limits)}: limits of conservative backfilling; add "
@@ -360,7 +411,7 @@ def conservative_options(args: argparse.Namespace) -> dict[str, object] | None:
             f"{', '.join(decided)}: --slurm-conf {args.slurm_conf} decides the scheduling "
             "(order, limits, machine); give one or the other"
         )
-    # SlurmConf.priority_kwargs is the one hook of PriorityType (multifactor: refused for now).
+    # SlurmConf.priority_kwargs is the one hook of PriorityType.
     return read_slurm_conf(args.slurm_conf).simulate_kwargs()
 
 
@@ -467,8 +518,34 @@ def conservative_rows(config: ConservativeConfig, slurm_conf: Path | None) -> li
         ("bf_interval", limit(config.bf_interval_s, " s")),
         ("bf_max_job_test", limit(config.bf_max_job_test, "")),
         ("default_queue_depth", limit(config.default_queue_depth, "")),
+        *multifactor_rows(config),
         ("estimate", config.estimate),
         ("outlive", config.outlive),
+    ]
+
+
+def multifactor_rows(config: ConservativeConfig) -> list[tuple[str, str]]:
+    """The multifactor priority's rows (weights, fair-share's periods, job size), or none when
+    the order is another."""
+    priority = config.priority
+    if priority is None:
+        return []
+    weights = (
+        f"age {priority.weight_age}, fair-share {priority.weight_fairshare}, job size "
+        f"{priority.weight_job_size}, partition {priority.weight_partition}, QOS "
+        f"{priority.weight_qos}"
+    )
+    periods = (
+        f"classic, half-life {seconds_text(priority.decay_half_life_s, 86400.0, 'd')}, "
+        f"calc period {priority.calc_period_s:g} s, dampening {priority.dampening}"
+    )
+    nodes = "none" if priority.procs_per_node is None else f"{priority.procs_per_node} per node"
+    size = f"favor {'small' if priority.favor_small else 'large'}, processors {nodes}"
+    return [
+        ("priority weights", weights),
+        ("max age", seconds_text(priority.max_age_s, 86400.0, "d")),
+        ("fair-share", periods),
+        ("job size", size),
     ]
 
 

@@ -22,6 +22,7 @@ from scheduler.sim.api import simulate
 from scheduler.sim.cache import kernel_cache_state
 from scheduler.sim.conservative import simulate_conservative
 from scheduler.sim.memory import MemoryConfig, simulate_memory
+from scheduler.sim.multifactor import MULTIFACTOR, MultifactorPriority
 from scheduler.sim.redirection import simulate_redirect
 from scheduler.sim.trials import run_trials
 from scheduler.sim.window import simulate_window
@@ -86,13 +87,17 @@ def _warm_engine(trace: Trace) -> None:
 
 def _warm_variants() -> None:
     """The redirection variant (two pools; a small theta so that a job is redirected),
-    conservative backfilling (a static and an aging policy, with and without limits), the
+    conservative backfilling (a static and an aging policy, with and without limits; Slurm's
+    multifactor priority), the
     memory-aware variant (one compiled loop for every estimator and scheduler: codes), the
     trials of the learned-priority study and its windowed evaluation scheduler."""
     trace = warmup_trace()
     simulate_redirect(trace, alpha=0.5, theta=0, machine_procs=8)
     simulate_conservative(trace, "FCFS")
     simulate_conservative(trace, "LEXP", depth=1, bf_window_s=3600.0, bf_interval_s=30.0)
+    simulate_conservative(
+        trace, MULTIFACTOR, priority=MultifactorPriority(weight_age=1000, weight_fairshare=1000)
+    )
     memory = trace.jobs.with_columns(
         pl.lit(2048.0).alias("req_mem_kb"), pl.lit(1024.0).alias("used_mem_kb")
     )

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -40,6 +40,13 @@ from scheduler.sim._jobs import check_choice, job_matrix, machine_procs_value, t
 from scheduler.sim.cache import call_repairing_cache
 from scheduler.sim.engine import EstimateSource, Outlive, job_table, scheduled_jobs
 from scheduler.sim.metrics import RunSummary, summarize
+from scheduler.sim.multifactor import (
+    MULTIFACTOR,
+    JobAttributes,
+    MultifactorPriority,
+    job_attributes,
+    run_multifactor,
+)
 from scheduler.sim.results import RunConfig, RunResult
 from scheduler.traces.swf import Trace
 
@@ -73,6 +80,13 @@ class ConservativeConfig(RunConfig):
     default_queue_depth: int | None = None
     outlive: Outlive = "requested"
     estimate: str = "requested"
+    priority: MultifactorPriority | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain dict (JSON-ready); ``priority`` (multifactor only) as its own dict."""
+        out = super().to_dict()
+        out["priority"] = None if self.priority is None else self.priority.to_dict()
+        return out
 
 
 @dataclass(frozen=True)
@@ -87,10 +101,12 @@ class ConservativeResult(RunResult):
 
 
 class ConservativeSchedule(NamedTuple):
-    """Start times (s) and backfilled flags, one per job in the caller's order."""
+    """Start times (s) and backfilled flags, one per job in the caller's order; with
+    ``primary="multifactor"`` also each job's priority when it started (else None)."""
 
     start_s: np.ndarray
     backfilled: np.ndarray
+    priority: np.ndarray | None = None
 
 
 def _count(name: str, value: object, minimum: int) -> int:
@@ -163,22 +179,22 @@ def _run(
     job_id: object | None,
     outlive: str,
     validate: bool,
+    priority: MultifactorPriority | None = None,
+    attributes: JobAttributes | None = None,
 ) -> ConservativeSchedule:
     if not isinstance(primary, str):
         raise TypeError(f"primary must be a policy name (str), got {primary!r}")
     check_choice("outlive", outlive, _OUTLIVE_CODES)
+    if primary != MULTIFACTOR and (priority is not None or attributes is not None):
+        raise ConfigurationError(
+            f"priority and attributes need primary={MULTIFACTOR!r}, got primary={primary!r}"
+        )
     matrix = job_matrix(
         submit_s, procs, run_s, estimate_s, machine_procs, requested_s=requested_s,
         job_id=job_id, validate=validate,
     )  # fmt: skip
     jobs = matrix.jobs
     n = jobs.shape[1]
-    key = priority_key(primary, matrix.policy_inputs(), validate=validate)
-    keys = np.empty((4, n), dtype=np.float64)
-    keys[kernel.P_BASE], keys[kernel.P_DIV] = key.base, key.divisor
-    keys[kernel.B_BASE], keys[kernel.B_DIV] = key.base, key.divisor
-    istate, iwork, fwork = kernel.new_state(jobs, machine_procs)
-    prof = np.empty((2, ckernel.profile_capacity(n)), dtype=np.float64)
 
     def seconds(name: str, none: float) -> float:
         value = limits[name]
@@ -188,6 +204,26 @@ def _run(
         value = limits[name]
         return -1 if value is None else int(value)  # type: ignore[call-overload]
 
+    if primary == MULTIFACTOR:
+        if attributes is None:
+            raise ConfigurationError(
+                "primary='multifactor' needs the jobs' attributes (user, account, partition, "
+                "QOS, eligible time): pass attributes=JobAttributes(...)"
+            )
+        schedule = run_multifactor(
+            matrix, machine_procs, MultifactorPriority() if priority is None else priority,
+            attributes, threshold_s=threshold_s, depth=count("depth"),
+            window_s=seconds("bf_window_s", math.inf), resolution=seconds("bf_resolution_s", 0.0),
+            interval=seconds("bf_interval_s", 0.0), max_test=count("bf_max_job_test"),
+            queue_depth=count("default_queue_depth"), outlive_code=_OUTLIVE_CODES[outlive],
+        )  # fmt: skip
+        return ConservativeSchedule(*schedule)
+    key = priority_key(primary, matrix.policy_inputs(), validate=validate)
+    keys = np.empty((4, n), dtype=np.float64)
+    keys[kernel.P_BASE], keys[kernel.P_DIV] = key.base, key.divisor
+    keys[kernel.B_BASE], keys[kernel.B_DIV] = key.base, key.divisor
+    istate, iwork, fwork = kernel.new_state(jobs, machine_procs)
+    prof = np.empty((2, ckernel.profile_capacity(n)), dtype=np.float64)
     call_repairing_cache(
         ckernel.advance, jobs, keys, key.is_static, threshold_s, count("depth"),
         seconds("bf_window_s", math.inf), seconds("bf_resolution_s", 0.0),
@@ -219,11 +255,16 @@ def simulate_conservative_arrays(
     job_id: np.ndarray | None = None,
     outlive: Outlive = "requested",
     validate: bool = True,
+    priority: MultifactorPriority | None = None,
+    attributes: JobAttributes | None = None,
 ) -> ConservativeSchedule:
     """Start times (s) and backfilled flags of conservative backfilling of jobs given as arrays.
 
     Arguments as :func:`simulate_conservative`, the jobs as in
-    :func:`scheduler.sim.engine.simulate_arrays` (any order; results in the given order).
+    :func:`scheduler.sim.engine.simulate_arrays` (any order; results in the given order);
+    with ``primary="multifactor"``, ``attributes`` (required) holds the jobs' user, account,
+    partition, QOS and eligible time in the same order, and the result each job's priority
+    at its start.
     """
     return _run(
         submit_s, procs, run_s, estimate_s, machine_procs_value(machine_procs),
@@ -231,7 +272,7 @@ def simulate_conservative_arrays(
         limits=_limits(depth, bf_window_s, bf_resolution_s, bf_interval_s, bf_max_job_test,
                        default_queue_depth),
         requested_s=requested_s, job_id=job_id, outlive=outlive,
-        validate=flag(validate, "validate"),
+        validate=flag(validate, "validate"), priority=priority, attributes=attributes,
     )  # fmt: skip
 
 
@@ -249,6 +290,9 @@ def simulate_conservative(
     machine_procs: int | None = None,
     estimate: EstimateSource | np.ndarray = "requested",
     outlive: Outlive = "requested",
+    priority: MultifactorPriority | None = None,
+    side: pl.DataFrame | None = None,
+    swf_account: Literal["group", "single"] = "group",
 ) -> ConservativeResult:
     """Simulate conservative backfilling under ``primary`` on a trace's jobs.
 
@@ -260,7 +304,9 @@ def simulate_conservative(
         :func:`scheduler.simulate`.
     primary
         The order of every pass, and so of the reservations: any policy name
-        (``scheduler.policy_names()``) or learned spec.
+        (``scheduler.policy_names()``) or learned spec, or ``"multifactor"``: Slurm's
+        multifactor priority with classic fair-share (``priority``; docs/simulator.md,
+        "Slurm's multifactor priority with fair-share").
     threshold
         Θ: jobs waiting longer go to the front of the order (as EASY's step 1). Seconds or a
         string with a unit; ``None`` disables it.
@@ -281,11 +327,23 @@ def simulate_conservative(
         Slurm's ``default_queue_depth``: jobs considered per main pass.
     machine_procs, estimate, outlive
         As :func:`scheduler.simulate`.
+    priority
+        With ``primary="multifactor"``: the :class:`~scheduler.sim.multifactor.
+        MultifactorPriority` settings (None: Slurm's defaults); an error otherwise.
+    side
+        With ``primary="multifactor"``: the sacct import's side table
+        (:data:`scheduler.traces.sacct.SIDE_SCHEMA`), joined on ``job_id``: account,
+        partition, QOS and eligible time (:func:`~scheduler.sim.multifactor.job_attributes`).
+    swf_account
+        With ``primary="multifactor"``: a job's account when the side table names none: the
+        SWF group (``"group"``) or one account for all (``"single"``).
 
     Returns
     -------
     ConservativeResult
-        One row per job in (submit time, job number) order, the run's figures, the settings.
+        One row per job in (submit time, job number) order, the run's figures, the settings;
+        with ``primary="multifactor"`` a column ``priority``: each job's priority when it
+        started.
     """
     table, m = trace_table(trace, machine_procs, "simulate_conservative")
     m = machine_procs_value(m)
@@ -293,16 +351,28 @@ def simulate_conservative(
     limits = _limits(depth, bf_window_s, bf_resolution_s, bf_interval_s, bf_max_job_test,
                      default_queue_depth)  # fmt: skip
     jobs, estimate_label = job_table(table, estimate)
+    multifactor = primary == MULTIFACTOR
+    if multifactor and priority is None:
+        priority = MultifactorPriority()
+    if not multifactor and (priority is not None or side is not None):
+        raise ConfigurationError(
+            f"priority and side need primary={MULTIFACTOR!r}, got primary={primary!r}"
+        )
+    attributes = job_attributes(table, side, swf_account=swf_account) if multifactor else None
     schedule = _run(
         jobs["submit_s"].to_numpy(), jobs["procs"].to_numpy(), jobs["run_s"].to_numpy(),
         jobs["estimate_s"].to_numpy(), m, primary=primary, threshold_s=threshold_s,
         limits=limits, requested_s=jobs["requested_s"].to_numpy(),
-        job_id=jobs["job_id"].to_numpy(), outlive=outlive, validate=True,
+        job_id=jobs["job_id"].to_numpy(), outlive=outlive, validate=True, priority=priority,
+        attributes=attributes,
     )  # fmt: skip
+    if schedule.priority is not None:
+        jobs = jobs.with_columns(pl.Series("priority", schedule.priority))
     result = scheduled_jobs(jobs, schedule.start_s, schedule.backfilled)
     config = ConservativeConfig(
-        machine_procs=int(m), primary=get_policy(primary).name, threshold_s=threshold_s,
-        outlive=outlive, estimate=estimate_label, **limits,  # type: ignore[arg-type]
+        machine_procs=int(m), primary=MULTIFACTOR if multifactor else get_policy(primary).name,
+        threshold_s=threshold_s, outlive=outlive, estimate=estimate_label, priority=priority,
+        **limits,  # type: ignore[arg-type]
     )  # fmt: skip
     summary = summarize(result, int(m), tau_s=BSLD_TAU_S)
     return ConservativeResult(result, summary, config, source_jobs=table)

@@ -19,6 +19,7 @@ storage, ...: :data:`IGNORED_KEYS`) are read and dropped.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shlex
 from collections.abc import Iterator, Mapping
@@ -29,6 +30,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from scheduler.core.errors import ConfigurationError, quote
+from scheduler.sim.multifactor import MultifactorPriority
 
 __all__ = [
     "BACKFILL_PARAMETERS",
@@ -97,23 +99,18 @@ IGNORED_SCHEDULER_PARAMETERS: frozenset[str] = frozenset(
 )  # fmt: skip
 
 #: The multifactor priority's settings by the field names of
-#: ``scheduler.sim.multifactor.MultifactorPriority``, with Slurm 22.05's defaults in schedlab's
-#: units (seconds; ``procs_per_node``, ``partition_job_factor`` and ``qos_priority`` come from
-#: the nodes, the partitions and the accounting database).
+#: :class:`~scheduler.sim.multifactor.MultifactorPriority`, with Slurm 22.05's defaults in
+#: schedlab's units: the dataclass's own defaults (its home), but Fair Tree, which Slurm uses
+#: unless ``PriorityFlags=NO_FAIR_TREE`` (the dataclass defaults to the classic algorithm it
+#: models). ``procs_per_node``, ``partition_job_factor`` and ``qos_priority`` come from the
+#: nodes, the partitions and the accounting database; shares from the accounting database.
 PRIORITY_DEFAULTS: Mapping[str, object] = MappingProxyType(
     {
-        "weight_age": 0,
-        "weight_fairshare": 0,
-        "weight_job_size": 0,
-        "weight_partition": 0,
-        "weight_qos": 0,
-        "max_age_s": 7 * 86400.0,  # PriorityMaxAge=7-0
-        "decay_half_life_s": 7 * 86400.0,  # PriorityDecayHalfLife=7-0
-        "calc_period_s": 5 * 60.0,  # PriorityCalcPeriod=5 (minutes)
-        "favor_small": False,
-        "dampening": 1,
-        "fair_tree": True,
+        item.name: item.default
+        for item in dataclasses.fields(MultifactorPriority)
+        if item.default is not dataclasses.MISSING and item.name != "procs_per_node"
     }
+    | {"fair_tree": True}
 )
 
 #: Slurm 22.05's ``SchedulerType`` and ``PriorityType`` when not given.
@@ -279,20 +276,26 @@ class SlurmConf:
         priority plugin.
 
         ``priority/basic``: ``{"primary": "FCFS"}`` (Slurm's FIFO: submit time, then job id).
-        ``priority/multifactor``: not yet available; it will be ``{"primary": "multifactor",
-        "priority": MultifactorPriority(**self.multifactor)}``.
+        ``priority/multifactor``: ``{"primary": "multifactor", "priority":
+        MultifactorPriority(**self.multifactor)}`` (the jobs' users, accounts, partitions and
+        QOS come with the trace: ``side=`` of ``simulate_conservative``).
 
         Raises
         ------
         ConfigurationError
-            ``priority/multifactor``, naming the file and line.
+            ``priority/multifactor`` with settings schedlab does not model (Fair Tree: the
+            file has no ``PriorityFlags=NO_FAIR_TREE``), naming the file and line.
         """
         if self.priority_type == "priority/basic":
             return {"primary": "FCFS"}
-        raise ConfigurationError(
-            f"{self.where('PriorityType')}: PriorityType={self.priority_type}: the multifactor "
-            "priority is not yet available in schedlab (use PriorityType=priority/basic, FCFS)"
-        )
+        try:
+            priority = MultifactorPriority(**self.multifactor)
+        except ConfigurationError as error:
+            key = "PriorityFlags" if "priorityflags" in self.lines else "PriorityType"
+            raise ConfigurationError(
+                f"{self.where(key)}: PriorityType={self.priority_type}: {error}"
+            ) from None
+        return {"primary": "multifactor", "priority": priority}
 
     def simulate_kwargs(self) -> dict[str, Any]:
         """Every keyword of ``simulate_conservative`` the file decides: the order

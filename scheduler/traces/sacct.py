@@ -88,6 +88,7 @@ __all__ = [
     "parse_duration_s",
     "parse_memory_kb",
     "read_sacct",
+    "read_side_table",
     "side_table_path",
     "write_side_table",
 ]
@@ -1010,6 +1011,34 @@ def side_table_path(side: str | os.PathLike[str] | None, out: str | os.PathLike[
     if path.resolve() == Path(out).resolve():
         raise ConfigurationError(f"the side table and the trace are one file: {path}")
     return path
+
+
+def read_side_table(path: str | os.PathLike[str]) -> pl.DataFrame:
+    """Read a side table written by :func:`write_side_table` (parquet, or CSV when ``path``
+    ends with ``.csv``), its columns checked against :data:`SIDE_SCHEMA`.
+
+    Raises
+    ------
+    ConfigurationError
+        The file is missing or unreadable, or a column of :data:`SIDE_SCHEMA` is missing or of
+        another type (naming the file and the column).
+    """
+    where = quote(str(path))
+    try:
+        if str(path).lower().endswith(".csv"):
+            side = pl.read_csv(path, schema_overrides=SIDE_SCHEMA)
+        else:
+            side = pl.read_parquet(path)
+    except (OSError, pl.exceptions.PolarsError) as error:
+        raise ConfigurationError(f"side table {where}: cannot be read: {error}") from None
+    for column, dtype in SIDE_SCHEMA.items():
+        if column not in side.columns:
+            raise ConfigurationError(f"side table {where}: no column {column!r}")
+        if side.schema[column] != dtype:
+            raise ConfigurationError(
+                f"side table {where}: column {column!r} is {side.schema[column]}, not {dtype}"
+            )
+    return side
 
 
 def write_side_table(side: pl.DataFrame, path: str | os.PathLike[str]) -> None:

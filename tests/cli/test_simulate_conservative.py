@@ -17,6 +17,7 @@ from scheduler.sim.api import simulate
 from scheduler.sim.conservative import simulate_conservative
 from scheduler.sim.slurm_conf import read_slurm_conf
 from scheduler.traces.filters import strong_filter
+from scheduler.traces.sacct import SIDE_SCHEMA, write_side_table
 from scheduler.traces.swf import read_swf
 
 MACHINE_PROCS = 8
@@ -149,6 +150,11 @@ def test_easy_stays_the_default(capsys: pytest.CaptureFixture[str], tiny_trace: 
         (["--backfilling", "conservative", "--predictor", "nag"], ("--predictor",)),
         (["--backfilling", "conservative", "--out", "s.swf"], ("--out", "not yet")),
         (["--backfilling", "conservative", "--depth", "-1"], ("depth", "-1")),
+        (["--backfilling", "conservative", "--side", "s.parquet"], ("--side", "FCFS")),
+        (["--primary", "Multifactor"], ("--primary multifactor", "--backfilling conservative")),
+        (["--backfilling", "conservative", "--swf-account", "single"], ("--swf-account",)),
+        (["--backfilling", "conservative", "--primary", "multifactor", "--side", "nope.parquet"],
+         ("side table", "nope.parquet")),
     ],
 )  # fmt: skip
 def test_option_mixes_are_refused(
@@ -181,7 +187,9 @@ def test_slurm_conf_is_not_mixed_with_what_it_decides(
 @pytest.mark.parametrize(
     ("text", "fragments"),
     [
-        ("PriorityType=priority/multifactor\n", (":1:", "PriorityType", "not yet available")),
+        ("PriorityType=priority/multifactor\n", (":1:", "PriorityType", "Fair Tree")),
+        ("PriorityType=priority/multifactor\nPriorityFlags=NO_FAIR_TREE\nPriorityWeightAge=-1\n",
+         (":3:", "PriorityWeightAge", "-1")),
         ("ClusterName=c\nSchedulerTyp=sched/backfill\n", (":2:", "SchedulerTyp", "unknown key")),
         ("SchedulerParameters=bf_max_job_user=2\n", (":1:", "bf_max_job_user", "not modelled")),
     ],
@@ -196,3 +204,73 @@ def test_slurm_conf_errors_name_file_and_line(
     conf_path = write_conf(tmp_path, text + "NodeName=n[1-4] CPUs=2\n")
     code, out, err = run(capsys, "simulate", tiny_trace, "--slurm-conf", conf_path)
     assert_one_line_error(code, out, err, str(conf_path), *fragments)
+
+
+MULTIFACTOR_CONF = """\
+PriorityType=priority/multifactor
+PriorityFlags=NO_FAIR_TREE
+PriorityWeightAge=1000
+PriorityWeightFairshare=5000
+PriorityWeightJobSize=300
+PriorityWeightPartition=200
+PriorityDecayHalfLife=20
+PriorityCalcPeriod=1
+PriorityMaxAge=30
+NodeName=n[1-4] CPUs=2
+PartitionName=debug Nodes=ALL PriorityJobFactor=1
+PartitionName=big Nodes=ALL PriorityJobFactor=3
+"""
+
+
+def side_table(trace_path: Path) -> pl.DataFrame:
+    """The tiny trace's side table as ``scheduler import sacct`` writes it: three accounts,
+    two partitions, eligible a minute after submission for every third job."""
+    jobs = read_swf(trace_path).jobs
+    n = jobs.height
+    return pl.DataFrame(
+        {
+            "job_id": jobs["job_id"], "slurm_job_id": [str(100 + i) for i in range(n)],
+            "account_id": [i % 3 + 1 for i in range(n)], "qos": ["normal"] * n,
+            "partition": ["big" if i % 4 == 0 else "debug" for i in range(n)],
+            "eligible_s": jobs["submit_s"] + pl.Series([60 if i % 3 == 0 else 0 for i in range(n)]),
+            "state": ["COMPLETED"] * n, "exit_code": [0] * n, "exit_signal": [0] * n,
+            "max_rss_kb": [1.0] * n, "het_components": [1] * n,
+        },
+        schema=SIDE_SCHEMA,
+    )  # fmt: skip
+
+
+def test_multifactor_slurm_conf_equals_the_api(
+    capsys: pytest.CaptureFixture[str], tiny_trace: Path, tmp_path: Path
+) -> None:
+    """A multifactor slurm.conf with the sacct side table (--side) is simulate_conservative with
+    MultifactorPriority from the file and the side table; without the side table (accounts from
+    the SWF groups, one partition) the priorities differ."""
+    conf_path = write_conf(tmp_path, MULTIFACTOR_CONF)
+    side = side_table(tiny_trace)
+    side_path = tmp_path / "tiny.side.parquet"
+    write_side_table(side, side_path)
+    argv = ["--slurm-conf", conf_path, "--no-filter", "--jobs-out", tmp_path / "jobs.csv"]
+    result = run_json(capsys, "simulate", tiny_trace, *argv, "--side", side_path)
+    kwargs = read_slurm_conf(conf_path).simulate_kwargs()
+    assert kwargs["primary"] == "multifactor"
+    assert kwargs["priority"].weight_fairshare == 5000
+    assert kwargs["priority"].decay_half_life_s == 1200  # a plain number is minutes
+    expected = simulate_conservative(read_swf(tiny_trace), **kwargs, side=side)
+    assert result["summary"] == expected.summary.to_dict()
+    assert result["config"] == expected.config.to_dict()
+    assert result["config"]["priority"]["weight_age"] == 1000
+    table = pl.read_csv(tmp_path / "jobs.csv")
+    assert table["priority"].to_list() == expected.jobs["priority"].to_list()
+    run_json(capsys, "simulate", tiny_trace, *argv)  # without --side: the SWF's attributes
+    swf_only = simulate_conservative(read_swf(tiny_trace), **kwargs)
+    assert pl.read_csv(tmp_path / "jobs.csv")["priority"].to_list() == (
+        swf_only.jobs["priority"].to_list()
+    )
+    assert swf_only.jobs["priority"].to_list() != expected.jobs["priority"].to_list()
+    code, out, err = run(capsys, "simulate", tiny_trace, *argv, "--side", side_path)
+    assert code == 0, err
+    assert value_of("priority weights", out) == (
+        "age 1000, fair-share 5000, job size 300, partition 200, QOS 0"
+    )
+    assert value_of("job size", out) == "favor large, processors 2 per node"

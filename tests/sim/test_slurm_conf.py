@@ -18,11 +18,13 @@ import pytest
 from scheduler.core.errors import ConfigurationError
 from scheduler.sim.api import simulate
 from scheduler.sim.conservative import simulate_conservative
+from scheduler.sim.multifactor import MultifactorPriority
 from scheduler.sim.slurm_conf import (
     IGNORED_KEYS,
     IGNORED_NODE_KEYS,
     IGNORED_PARTITION_KEYS,
     IGNORED_SCHEDULER_PARAMETERS,
+    PRIORITY_DEFAULTS,
     REFUSED_KEYS,
     expand_hostlist,
     read_slurm_conf,
@@ -341,10 +343,28 @@ def test_a_missing_file_is_named(tmp_path: Path) -> None:
         read_slurm_conf(tmp_path / "absent.conf")
 
 
-def test_multifactor_is_not_yet_available(tmp_path: Path) -> None:
+def test_multifactor_priority_from_the_file(tmp_path: Path) -> None:
+    """PriorityType=priority/multifactor becomes MultifactorPriority with the file's settings;
+    without PriorityFlags=NO_FAIR_TREE it is Slurm's Fair Tree, refused by the PriorityType line
+    (no PriorityFlags line) or the PriorityFlags line."""
     conf = read_slurm_conf(write(tmp_path, "ClusterName=c\nPriorityType=priority/multifactor\n"))
-    with pytest.raises(ConfigurationError, match=r"slurm.conf:2: PriorityType=.*not yet"):
+    with pytest.raises(ConfigurationError, match=r"slurm.conf:2: PriorityType=.*Fair Tree"):
         conf.simulate_kwargs()
+    text = ("PriorityType=priority/multifactor\nPriorityFlags=NO_FAIR_TREE\n"
+            "PriorityWeightAge=10\nPriorityWeightJobSize=7\nPriorityFavorSmall=YES\n"
+            "NodeName=n[1-2] CPUs=4\nPartitionName=p Nodes=ALL PriorityJobFactor=5\n")  # fmt: skip
+    kwargs = read_slurm_conf(write(tmp_path, text)).simulate_kwargs()
+    assert kwargs["primary"] == "multifactor"
+    assert kwargs["priority"] == MultifactorPriority(
+        weight_age=10, weight_job_size=7, favor_small=True, procs_per_node=4,
+        partition_job_factor={"p": 5},
+    )  # fmt: skip
+    assert kwargs["machine_procs"] == 8
+    # every default of the dataclass is Slurm's, but Fair Tree (PRIORITY_DEFAULTS says so)
+    assert PRIORITY_DEFAULTS["fair_tree"] is True
+    assert {k: v for k, v in PRIORITY_DEFAULTS.items() if k != "fair_tree"} == {
+        k: getattr(MultifactorPriority(), k) for k in PRIORITY_DEFAULTS if k != "fair_tree"
+    }
 
 
 # --------------------------------------------------------------------------------------------

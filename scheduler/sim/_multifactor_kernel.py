@@ -1,0 +1,277 @@
+"""Compiled conservative backfilling under Slurm's multifactor priority (private).
+
+The semantics are ``docs/simulator.md``, "Slurm's multifactor priority with fair-share";
+:mod:`scheduler.sim.multifactor` validates the inputs and calls :func:`advance`.
+
+A variant of :mod:`scheduler.sim._conservative_kernel`: its main and backfill passes
+(``_pass``) run unchanged over the kernel's static primary list PQ, sorted by ``keys[P_BASE]``
+which holds ``-priority`` (an integer, as Slurm's ``uint32_t``) of every waiting job. What this
+module adds is the state that changes the priorities while jobs run, and the events that change
+it:
+
+- **decay ticks** at the multiples of ``calc_period_s`` (Slurm's decay thread): decay every raw
+  usage, add the usage of the running jobs since the previous tick, recompute the priority of
+  every waiting job and re-sort PQ;
+- **job ends** add the job's usage since the previous tick (Slurm's ``priority_p_job_end``);
+- **submissions** set the job's priority (Slurm's ``priority_p_set``) and insert it into PQ.
+
+Between ticks a priority does not change, so the order is static and PQ stays sorted; ties keep
+job order (submit time, job number), Slurm's tie-break.
+
+Association state (float64 unless said): ``user_raw`` (nu,) raw usage of each user association
+(processor-seconds, decayed), ``acct_raw`` (na,) of each account, ``root`` (1,) of the root
+(every account's sum, kept separately as Slurm does); ``acct_efctv`` (na,) the accounts'
+effective usage computed at the start of the last tick; ``user_efctv`` (nu,) and ``user_valid``
+(nu,) int64: a user association's effective usage, computed on first use after a tick.
+``mstate`` (M_ROWS,): the last tick (``-inf`` before the first) and the next tick (s).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scheduler.core.compile import jit
+from scheduler.sim import _conservative_kernel as ck
+from scheduler.sim import _kernel as k
+
+__all__ = [
+    "J_ACCT",
+    "J_ELIG",
+    "J_JS",
+    "J_PART",
+    "J_QOS",
+    "J_USER",
+    "LAST_RAN",
+    "MP_ROWS",
+    "M_ROWS",
+    "NEXT_TICK",
+    "PRIORITY_MAX",
+    "P_DAMP",
+    "P_DECAY",
+    "P_MAX_AGE",
+    "P_PERIOD",
+    "P_W_AGE",
+    "P_W_FS",
+    "advance",
+    "priority",
+]  # fmt: skip
+
+# rows of ``jattr`` (int64 (2, n)): the job's user association and account
+J_USER, J_ACCT = 0, 1
+# rows of ``jfloat`` (float64 (4, n)): eligible time (s), weighted job-size, partition and QOS
+# factors (factor * weight, as Slurm multiplies them before the sum)
+J_ELIG, J_JS, J_PART, J_QOS = 0, 1, 2, 3
+# entries of ``params`` (float64): weights of age and fair-share, max age (s), Slurm's
+# per-second decay factor, FairShareDampeningFactor, the calc period (s)
+P_W_AGE, P_W_FS, P_MAX_AGE, P_DECAY, P_DAMP, P_PERIOD = range(6)
+MP_ROWS = 6
+# entries of ``mstate``
+LAST_RAN, NEXT_TICK = 0, 1
+M_ROWS = 2
+
+#: Slurm's priority is a ``uint32_t``: the sum is capped here (and floored at 1: 0 means held).
+PRIORITY_MAX = 4294967295.0
+#: DBL_MIN: Slurm's floor of a tick's decay factor.
+_DBL_MIN = 2.2250738585072014e-308
+
+
+@jit(inline=True)
+def _user_efctv(u, user_acct, user_ratio, user_raw, root, acct_efctv, user_efctv, user_valid):
+    """A user association's effective usage, computed on first use after a tick (Slurm's
+    ``priority_p_set_assoc_usage``: usage_norm, then ``_set_usage_efctv``)."""
+    if user_valid[u] == 0:
+        norm = 0.0
+        if root[0] != 0.0:
+            norm = min(user_raw[u] / root[0], 1.0)
+        parent = acct_efctv[user_acct[u]]
+        ratio = user_ratio[u]
+        if ratio < 0.0:  # no user of the account has shares: the account's effective usage
+            user_efctv[u] = parent
+        else:
+            user_efctv[u] = norm + (parent - norm) * ratio
+        user_valid[u] = 1
+    return user_efctv[u]
+
+
+@jit
+def priority(now, j, params, jattr, jfloat, user_acct, user_ratio, user_shares_norm, user_raw,
+             root, acct_efctv, user_efctv, user_valid):  # fmt: skip
+    """Job ``j``'s priority at ``now`` (a whole number in [1, 2**32 - 1], as float64)."""
+    age = 0.0
+    w_age = params[P_W_AGE]
+    if w_age > 0.0:
+        diff = 0.0
+        if now > jfloat[J_ELIG, j]:
+            diff = now - jfloat[J_ELIG, j]
+        age = diff / params[P_MAX_AGE] if diff < params[P_MAX_AGE] else 1.0
+        age *= w_age
+    fs = 0.0
+    w_fs = params[P_W_FS]
+    if w_fs > 0.0:
+        u = jattr[J_USER, j]
+        efctv = _user_efctv(u, user_acct, user_ratio, user_raw, root, acct_efctv, user_efctv,
+                            user_valid)  # fmt: skip
+        shares = user_shares_norm[u]
+        if shares > 0.0:
+            fs = 2.0 ** (-((efctv / shares) / params[P_DAMP]))
+        fs *= w_fs
+    # Slurm's order of the sum: age + assoc (0) + fair-share + job size + partition + QOS
+    p = age + fs + jfloat[J_JS, j] + jfloat[J_PART, j] + jfloat[J_QOS, j]
+    if p < 1.0:
+        p = 1.0
+    p = np.floor(p)
+    return min(p, PRIORITY_MAX)
+
+
+@jit(inline=True)
+def _add_usage(j, since, until, params, jobs, jattr, fwork, user_acct, user_raw, acct_raw, root):
+    """Add job ``j``'s usage over ``[max(start, since), until]`` to its user association, its
+    account and the root (Slurm's ``_apply_new_usage``: seconds x decay^seconds x processors)."""
+    s = max(fwork[k.START, j], since)
+    delta = until - s
+    if delta < 0.0:
+        delta = 0.0
+    real = delta * params[P_DECAY] ** delta * jobs[k.PROCS, j]
+    u = jattr[J_USER, j]
+    user_raw[u] += real
+    acct_raw[user_acct[u]] += real
+    root[0] += real
+
+
+@jit
+def _tick(now, params, jobs, keys, istate, iwork, fwork, jattr, jfloat, user_acct, user_ratio,
+          user_shares_norm, user_raw, acct_raw, root, acct_efctv, user_efctv, user_valid, mstate,
+          scratch):  # fmt: skip
+    """One run of the decay thread at ``now``: accounts' effective usage, decay, the running
+    jobs' new usage (in job order), the waiting jobs' priorities (PQ re-sorted)."""
+    for a in range(acct_raw.shape[0]):
+        acct_efctv[a] = 0.0 if root[0] == 0.0 else min(acct_raw[a] / root[0], 1.0)
+    user_valid[:] = 0
+    last = mstate[LAST_RAN]
+    mstate[LAST_RAN] = now
+    if last == -np.inf or now - last <= 0.0:
+        return  # the first run only records its time
+    real_decay = max(params[P_DECAY] ** (now - last), _DBL_MIN)
+    if real_decay != 1.0:
+        for u in range(user_raw.shape[0]):
+            user_raw[u] *= real_decay
+        for a in range(acct_raw.shape[0]):
+            acct_raw[a] *= real_decay
+        root[0] *= real_decay
+    # the running jobs in job order: one fixed order of the float additions
+    r = istate[k.RLEN]
+    for i in range(r):
+        scratch[i] = iwork[k.RUNNING, i]
+    scratch[:r].sort()
+    for i in range(r):
+        _add_usage(scratch[i], last, now, params, jobs, jattr, fwork, user_acct, user_raw,
+                   acct_raw, root)  # fmt: skip
+    # the waiting jobs' new priorities; then PQ sorted again (stable: ties in job order)
+    qlen = istate[k.QLEN]
+    if qlen == istate[k.DEAD]:
+        return
+    changed = False
+    for i in range(qlen):
+        j = iwork[k.QUEUE, i]
+        if iwork[k.STATUS, j] == k.WAITING:
+            key = -priority(now, j, params, jattr, jfloat, user_acct, user_ratio,
+                            user_shares_norm, user_raw, root, acct_efctv, user_efctv,
+                            user_valid)  # fmt: skip
+            if key != keys[k.P_BASE, j]:
+                keys[k.P_BASE, j] = key
+                changed = True
+    # PQ is the stable sort of the keys already when none changed (integers: often)
+    if changed:
+        _resort(iwork, istate, keys)
+
+
+@jit
+def _resort(iwork, istate, keys):
+    """PQ sorted again by ``keys[P_BASE]``, ties in job order: by insertion from its previous
+    order, which the keys of one tick mostly keep (every age grows alike), so it costs the
+    queue's length plus the moves; past 8 moves a job, a full sort instead."""
+    qlen = istate[k.QLEN]
+    budget = 8 * qlen
+    moves = 0
+    for i in range(1, qlen):
+        j = iwork[k.PQ, i]
+        key = keys[k.P_BASE, j]
+        p = i
+        while p > 0:
+            other = iwork[k.PQ, p - 1]
+            key_other = keys[k.P_BASE, other]
+            if key_other < key or (key_other == key and other < j):
+                break
+            iwork[k.PQ, p] = other
+            p -= 1
+        iwork[k.PQ, p] = j
+        moves += i - p
+        if moves > budget:
+            k._rebuild_sorted(iwork, istate, k.PQ, keys, k.P_BASE)
+            return
+
+
+@jit
+def advance(jobs, keys, threshold_s, depth, window_s, resolution, interval, max_test,
+            queue_depth, outlive, istate, iwork, fwork, prof, params, jattr, jfloat, user_acct,
+            user_ratio, user_shares_norm, user_raw, acct_raw, root, acct_efctv, user_efctv,
+            user_valid, mstate, scratch):  # fmt: skip
+    """Run every event to the end; return the number of event instants processed.
+
+    The limits as :func:`scheduler.sim._conservative_kernel.advance`; ``keys[P_BASE]`` is
+    written here (``-priority``; after the run: minus each job's priority when it started).
+    At an instant: completions (and their usage), the decay tick, submissions (and their
+    priorities), the main pass, the backfill pass (at a backfill instant).
+    """
+    n = jobs.shape[1]
+    instants = 0
+    last_now = -np.inf
+    period = params[P_PERIOD]
+    while True:
+        t_sub = jobs[k.SUBMIT, istate[k.NEXT_SUB]] if istate[k.NEXT_SUB] < n else np.inf
+        t_end = fwork[k.END, iwork[k.HEAP, 0]] if istate[k.HLEN] > 0 else np.inf
+        now = min(t_sub, t_end)
+        if interval > 0.0 and istate[k.QLEN] > istate[k.DEAD]:
+            now = min(now, (np.floor(last_now / interval) + 1.0) * interval)
+        if now == np.inf:
+            return instants
+        # ticks matter until the last job ends: they decay the usage the priorities read
+        now = min(now, mstate[NEXT_TICK])
+        ended = 0
+        while istate[k.HLEN] > 0 and fwork[k.END, iwork[k.HEAP, 0]] <= now:
+            j, hsize = k._heap_pop(iwork, fwork, istate[k.HLEN])
+            istate[k.HLEN] = hsize
+            istate[k.FREE] += np.int64(jobs[k.PROCS, j])
+            istate[k.RLEN] = k._running_remove(jobs, iwork, fwork, istate[k.RLEN], j)
+            scratch[ended] = j
+            ended += 1
+        if ended > 0:
+            # their usage in job order (the heap's order of equal ends is arbitrary)
+            if ended > 1:
+                scratch[:ended].sort()
+            for i in range(ended):
+                j = scratch[i]
+                _add_usage(j, mstate[LAST_RAN], fwork[k.END, j], params, jobs, jattr, fwork,
+                           user_acct, user_raw, acct_raw, root)  # fmt: skip
+        if now == mstate[NEXT_TICK]:
+            _tick(now, params, jobs, keys, istate, iwork, fwork, jattr, jfloat, user_acct,
+                  user_ratio, user_shares_norm, user_raw, acct_raw, root, acct_efctv,
+                  user_efctv, user_valid, mstate, scratch)  # fmt: skip
+            mstate[NEXT_TICK] = (np.floor(now / period) + 1.0) * period
+        while istate[k.NEXT_SUB] < n and jobs[k.SUBMIT, istate[k.NEXT_SUB]] <= now:
+            j = istate[k.NEXT_SUB]
+            keys[k.P_BASE, j] = -priority(now, j, params, jattr, jfloat, user_acct, user_ratio,
+                                          user_shares_norm, user_raw, root, acct_efctv,
+                                          user_efctv, user_valid)  # fmt: skip
+            qsize = istate[k.QLEN]
+            iwork[k.QUEUE, qsize] = j
+            k._sorted_insert(iwork, k.PQ, qsize, j, keys, k.P_BASE)
+            istate[k.QLEN] = qsize + 1
+            istate[k.NEXT_SUB] = j + 1
+        backfill_now = interval <= 0.0 or np.floor(now / interval) * interval == now
+        ck._pass(now, backfill_now, True, threshold_s, depth, window_s, resolution, max_test,
+                 queue_depth, outlive, jobs, keys, istate, iwork, fwork, prof)  # fmt: skip
+        if istate[k.DEAD] > k._DEAD_SLACK + (istate[k.QLEN] - istate[k.DEAD]) // 4:
+            k._compact(iwork, istate, True, False)
+        last_now = now
+        instants += 1
