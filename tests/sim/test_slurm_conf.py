@@ -31,8 +31,9 @@ from scheduler.sim.slurm_conf import (
     slurm_time_s,
 )
 
-#: The slurm.conf that tests/cluster/slurm-up writes, with its shell variables filled in
-#: (a fixture text: the script is not run). SchedulerParameters=sched_interval=2 is left out
+#: The slurm.conf that tests/cluster/slurm-up writes, with its shell variables filled in and
+#: its default scheduling.conf in place of the Include line (a fixture text: the script is not
+#: run). SchedulerParameters=sched_interval=2 is left out
 #: here: it is refused (see test_the_cluster_conf_with_sched_interval_is_refused).
 CLUSTER_CONF = """\
 # Single-node test cluster written by schedlab's tests/cluster/slurm-up.
