@@ -512,6 +512,8 @@ def conservative_rows(config: ConservativeConfig, slurm_conf: Path | None) -> li
         ("bf_interval", limit(config.bf_interval_s, " s")),
         ("bf_max_job_test", limit(config.bf_max_job_test, "")),
         ("default_queue_depth", limit(config.default_queue_depth, "")),
+        ("reservations hold", "processors" if config.node_procs is None
+         else f"whole nodes of {config.node_procs} processors"),
         *multifactor_rows(config),
         ("estimate", config.estimate),
         ("outlive", config.outlive),

@@ -194,16 +194,6 @@ def _hold(prof, size, s, end, q):
     return size
 
 
-@jit
-def _backfill(now, first, count, depth, window_s, resolution, max_test, outlive, jobs, istate,
-              iwork, fwork, prof):  # fmt: skip
-    """The backfill pass over CAND[first:count] (the jobs still waiting, in pass order), from
-    scratch (no walk memory): the contract the variants call."""
-    memo = np.zeros(MEMO_HEADER, dtype=np.int64)
-    _backfill_resuming(now, first, count, depth, window_s, resolution, max_test, outlive, jobs,
-                       istate, iwork, fwork, prof, memo)  # fmt: skip
-
-
 @jit(inline=True)
 def _resumable(now, first, count, window_s, iwork, memo):
     """Whether the pass at ``now`` may resume the previous one (module docstring): the memory
@@ -227,9 +217,12 @@ def _resumable(now, first, count, window_s, iwork, memo):
 
 @jit
 def _backfill_resuming(now, first, count, depth, window_s, resolution, max_test, outlive, jobs,
-                       istate, iwork, fwork, prof, memo):  # fmt: skip
-    """:func:`_backfill` with the walk memory ``memo``: resumes the previous pass when that is
-    provably the same (module docstring), and leaves its own walk in ``memo`` and ``prof``."""
+                       istate, iwork, fwork, prof, memo, node_procs):  # fmt: skip
+    """The backfill pass over CAND[first:count] (the jobs still waiting, in pass order), with
+    the walk memory ``memo``: resumes the previous pass when that is provably the same (module
+    docstring), and leaves its own walk in ``memo`` and ``prof``. ``node_procs`` > 0: a
+    reservation holds whole nodes of that many processors (Slurm's map of nodes), 0: its
+    processors."""
     if istate[k.RLEN] > 0 and fwork[k.EST_END, iwork[k.RUNNING, 0]] <= now:
         k._revise_outlived(now, outlive, jobs, istate, iwork, fwork)
         memo[MEMO_VALID] = 0
@@ -306,7 +299,8 @@ def _backfill_resuming(now, first, count, depth, window_s, resolution, max_test,
         if prof[PT, s] > now + window_s:
             memo[MEMO_HIDDEN] = min(memo[MEMO_HIDDEN], np.int64(np.floor(prof[PT, s])))
             continue
-        size = _hold(prof, size, s, end, q)
+        held = q if node_procs <= 0 else -(-q // node_procs) * node_procs
+        size = _hold(prof, size, s, end, held)
         reservations += 1
     if recording:
         memo[MEMO_VALID] = 1
@@ -336,7 +330,7 @@ def complete_until(now, jobs, istate, iwork, fwork, memo, ended):
 
 @jit
 def advance(jobs, keys, p_static, threshold_s, depth, window_s, resolution, interval, max_test,
-            queue_depth, outlive, istate, iwork, fwork, prof, memo):  # fmt: skip
+            queue_depth, outlive, istate, iwork, fwork, prof, memo, node_procs):  # fmt: skip
     """Run every event to the end; return the number of event instants processed.
 
     ``keys``: the kernel's key rows (only P_BASE and P_DIV read); ``p_static``: the primary key
@@ -345,7 +339,8 @@ def advance(jobs, keys, p_static, threshold_s, depth, window_s, resolution, inte
     backfill pass, jobs considered per main pass (-1: no limit); ``window_s`` (``inf``: none),
     ``resolution`` and ``interval`` (s, 0: none); ``outlive``: an ``OUTLIVE_*`` code of
     :mod:`scheduler.sim._kernel`; ``memo``: the walk memory (:func:`new_memory`,
-    zeros; MEMO_ENABLED set to let the backfill passes resume, else every pass starts afresh).
+    zeros; MEMO_ENABLED set to let the backfill passes resume, else every pass starts afresh);
+    ``node_procs``: processors of a node that a reservation holds whole (0: none).
     """
     n = jobs.shape[1]
     instants = 0
@@ -371,7 +366,8 @@ def advance(jobs, keys, p_static, threshold_s, depth, window_s, resolution, inte
             istate[k.NEXT_SUB] = j + 1
         backfill_now = interval <= 0.0 or np.floor(now / interval) * interval == now
         _pass(now, backfill_now, p_static, threshold_s, depth, window_s, resolution, max_test,
-              queue_depth, outlive, jobs, keys, istate, iwork, fwork, prof, memo)  # fmt: skip
+              queue_depth, outlive, jobs, keys, istate, iwork, fwork, prof, memo,
+              node_procs)  # fmt: skip
         if istate[k.DEAD] > k._DEAD_SLACK + (istate[k.QLEN] - istate[k.DEAD]) // 4:
             k._compact(iwork, istate, p_static, False)
         last_now = now
@@ -380,7 +376,8 @@ def advance(jobs, keys, p_static, threshold_s, depth, window_s, resolution, inte
 
 @jit
 def _pass(now, backfill_now, p_static, threshold_s, depth, window_s, resolution, max_test,
-          queue_depth, outlive, jobs, keys, istate, iwork, fwork, prof, memo):  # fmt: skip
+          queue_depth, outlive, jobs, keys, istate, iwork, fwork, prof, memo,
+          node_procs):  # fmt: skip
     """The main pass, then (at a backfill instant) the backfill pass, at ``now``; ``memo``
     the walk memory (:func:`advance`)."""
     if istate[k.QLEN] == istate[k.DEAD]:
@@ -410,4 +407,4 @@ def _pass(now, backfill_now, p_static, threshold_s, depth, window_s, resolution,
         first += 1
     if backfill_now and first < count:
         _backfill_resuming(now, first, count, depth, window_s, resolution, max_test, outlive,
-                           jobs, istate, iwork, fwork, prof, memo)  # fmt: skip
+                           jobs, istate, iwork, fwork, prof, memo, node_procs)  # fmt: skip

@@ -215,7 +215,7 @@ def _resort(iwork, istate, keys):
 def advance(jobs, keys, threshold_s, depth, window_s, resolution, interval, max_test,
             queue_depth, outlive, istate, iwork, fwork, prof, params, jattr, jfloat, user_acct,
             user_ratio, user_shares_norm, user_raw, acct_raw, root, acct_efctv, user_efctv,
-            user_valid, mstate, scratch, memo):  # fmt: skip
+            user_valid, mstate, scratch, memo, node_procs):  # fmt: skip
     """Run every event to the end; return the number of event instants processed.
 
     The limits as :func:`scheduler.sim._conservative_kernel.advance`; ``keys[P_BASE]`` is
@@ -263,7 +263,8 @@ def advance(jobs, keys, threshold_s, depth, window_s, resolution, interval, max_
             istate[k.NEXT_SUB] = j + 1
         backfill_now = interval <= 0.0 or np.floor(now / interval) * interval == now
         ck._pass(now, backfill_now, True, threshold_s, depth, window_s, resolution, max_test,
-                 queue_depth, outlive, jobs, keys, istate, iwork, fwork, prof, memo)  # fmt: skip
+                 queue_depth, outlive, jobs, keys, istate, iwork, fwork, prof, memo,
+                 node_procs)  # fmt: skip
         if istate[k.DEAD] > k._DEAD_SLACK + (istate[k.QLEN] - istate[k.DEAD]) // 4:
             k._compact(iwork, istate, True, False)
         last_now = now

@@ -67,7 +67,9 @@ class ConservativeConfig(RunConfig):
 
     ``threshold_s`` is Θ (``inf``: none; ``None`` in :meth:`to_dict`); ``depth``,
     ``bf_max_job_test``, ``default_queue_depth`` are job counts and ``bf_window_s``,
-    ``bf_resolution_s``, ``bf_interval_s`` seconds, ``None`` for no limit.
+    ``bf_resolution_s``, ``bf_interval_s`` seconds, ``None`` for no limit; ``node_procs``: the
+    processors of a node, when a reservation holds whole nodes (Slurm's map of nodes; ``None``:
+    it holds its processors).
     """
 
     primary: str = "FCFS"
@@ -78,6 +80,7 @@ class ConservativeConfig(RunConfig):
     bf_interval_s: float | None = None
     bf_max_job_test: int | None = None
     default_queue_depth: int | None = None
+    node_procs: int | None = None
     outlive: Outlive = "requested"
     estimate: str = "requested"
     priority: MultifactorPriority | None = None
@@ -145,9 +148,11 @@ def _limits(
     bf_interval_s: object,
     bf_max_job_test: object,
     default_queue_depth: object,
+    node_procs: object = None,
 ) -> dict[str, object]:
     """The checked limits, by the names of :class:`ConservativeConfig`."""
     return {
+        "node_procs": None if node_procs is None else _count("node_procs", node_procs, 1),
         "depth": None if depth is None else _count("depth", depth, 0),
         "bf_window_s": _duration("bf_window_s", bf_window_s, zero_ok=True),
         "bf_resolution_s": _duration("bf_resolution_s", bf_resolution_s, zero_ok=False),
@@ -212,6 +217,11 @@ def _run(
         value = limits[name]
         return -1 if value is None else int(value)  # type: ignore[call-overload]
 
+    nodes = 0 if limits["node_procs"] is None else int(limits["node_procs"])  # type: ignore[call-overload]
+    if nodes and machine_procs % nodes:
+        raise ConfigurationError(
+            f"node_procs={nodes} does not divide the machine's {machine_procs} processors"
+        )
     if primary == MULTIFACTOR:
         if attributes is None:
             raise ConfigurationError(
@@ -224,7 +234,7 @@ def _run(
             window_s=seconds("bf_window_s", math.inf), resolution=seconds("bf_resolution_s", 0.0),
             interval=seconds("bf_interval_s", 0.0), max_test=count("bf_max_job_test"),
             queue_depth=count("default_queue_depth"), outlive_code=_OUTLIVE_CODES[outlive],
-            resume=resume,
+            resume=resume, node_procs=nodes,
         )  # fmt: skip
         return ConservativeSchedule(*schedule), resumed
     key = priority_key(primary, matrix.policy_inputs(), validate=validate)
@@ -238,7 +248,7 @@ def _run(
         ckernel.advance, jobs, keys, key.is_static, threshold_s, count("depth"),
         seconds("bf_window_s", math.inf), seconds("bf_resolution_s", 0.0),
         seconds("bf_interval_s", 0.0), count("bf_max_job_test"), count("default_queue_depth"),
-        _OUTLIVE_CODES[outlive], istate, iwork, fwork, prof, memo,
+        _OUTLIVE_CODES[outlive], istate, iwork, fwork, prof, memo, nodes,
     )  # fmt: skip
     schedule = ConservativeSchedule(
         matrix.restore(fwork[kernel.START]),
@@ -262,6 +272,7 @@ def simulate_conservative_arrays(
     bf_interval_s: float | None = None,
     bf_max_job_test: int | None = None,
     default_queue_depth: int | None = None,
+    node_procs: int | None = None,
     requested_s: np.ndarray | None = None,
     job_id: np.ndarray | None = None,
     outlive: Outlive = "requested",
@@ -281,7 +292,7 @@ def simulate_conservative_arrays(
         submit_s, procs, run_s, estimate_s, machine_procs_value(machine_procs),
         primary=primary, threshold_s=_threshold(threshold_s),
         limits=_limits(depth, bf_window_s, bf_resolution_s, bf_interval_s, bf_max_job_test,
-                       default_queue_depth),
+                       default_queue_depth, node_procs),
         requested_s=requested_s, job_id=job_id, outlive=outlive,
         validate=flag(validate, "validate"), priority=priority, attributes=attributes,
     )[0]  # fmt: skip
@@ -298,6 +309,7 @@ def simulate_conservative(
     bf_interval_s: float | str | None = None,
     bf_max_job_test: int | None = None,
     default_queue_depth: int | None = None,
+    node_procs: int | None = None,
     machine_procs: int | None = None,
     estimate: EstimateSource | np.ndarray = "requested",
     outlive: Outlive = "requested",
@@ -336,6 +348,10 @@ def simulate_conservative(
         Slurm's ``bf_max_job_test``: jobs walked per backfill pass.
     default_queue_depth
         Slurm's ``default_queue_depth``: jobs considered per main pass.
+    node_procs
+        Processors of a node: a reservation holds whole nodes (Slurm's backfill plans on a
+        map of nodes), ``ceil(q / node_procs)`` of them; must divide the machine. None: a
+        reservation holds its processors (schedlab's pool).
     machine_procs, estimate, outlive
         As :func:`scheduler.simulate`.
     priority
@@ -360,7 +376,7 @@ def simulate_conservative(
     m = machine_procs_value(m)
     threshold_s = _threshold(threshold)
     limits = _limits(depth, bf_window_s, bf_resolution_s, bf_interval_s, bf_max_job_test,
-                     default_queue_depth)  # fmt: skip
+                     default_queue_depth, node_procs)  # fmt: skip
     jobs, estimate_label = job_table(table, estimate)
     multifactor = primary == MULTIFACTOR
     if multifactor and priority is None:

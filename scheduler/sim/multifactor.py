@@ -321,10 +321,12 @@ def run_multifactor(
     queue_depth: int,
     outlive_code: int,
     resume: bool = True,
+    node_procs: int = 0,
 ) -> tuple[MultifactorSchedule, int]:
     """Run the compiled loop (limits as the kernel takes them: -1 / inf / 0 for none); the
     schedule and how many backfill passes resumed the previous one (``resume``: as
-    :func:`scheduler.sim._conservative_kernel.new_memory`)."""
+    :func:`scheduler.sim._conservative_kernel.new_memory`; ``node_procs`` as its
+    ``advance``)."""
     ppn = priority.procs_per_node or 1
     if machine_procs % ppn:
         raise ConfigurationError(
@@ -414,7 +416,7 @@ def run_multifactor(
         max_test, queue_depth, outlive_code, istate, iwork, fwork, prof, params, jattr, jfloat,
         user_acct, user_ratio.astype(np.float64), shares_norm.astype(np.float64),
         np.zeros(nu), np.zeros(na), np.zeros(1), np.zeros(na), np.zeros(nu),
-        np.zeros(nu, dtype=np.int64), mstate, np.empty(n, dtype=np.int64), memo,
+        np.zeros(nu, dtype=np.int64), mstate, np.empty(n, dtype=np.int64), memo, node_procs,
     )  # fmt: skip
     schedule = MultifactorSchedule(
         matrix.restore(fwork[kernel.START]),

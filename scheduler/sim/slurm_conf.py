@@ -261,7 +261,9 @@ class SlurmConf:
         """The scheduling limits as keywords of ``simulate_conservative``.
 
         ``sched/backfill``: conservative backfilling (``depth=None``: a reservation for every
-        tested job, as Slurm) with the five limits. No backfill pass (``sched/builtin`` or
+        tested job, as Slurm) with the five limits, each reservation holding whole nodes
+        (``node_procs``: the nodes' CPUs when every node has as many; else None, processors).
+        No backfill pass (``sched/builtin`` or
         ``bf_interval=-1``): ``depth=0, bf_max_job_test=1, default_queue_depth=None``: the
         backfill pass tests only the first waiting job, which the unlimited main pass left
         because it does not fit, so only the main pass starts jobs (EASY with no backfilling,
@@ -270,7 +272,7 @@ class SlurmConf:
         if not self.backfills:
             return {
                 "depth": 0, "bf_window_s": None, "bf_resolution_s": None, "bf_interval_s": None,
-                "bf_max_job_test": 1, "default_queue_depth": None,
+                "bf_max_job_test": 1, "default_queue_depth": None, "node_procs": None,
             }  # fmt: skip
         return {
             "depth": None,
@@ -279,6 +281,9 @@ class SlurmConf:
             "bf_interval_s": self.bf_interval_s,
             "bf_max_job_test": self.bf_max_job_test,
             "default_queue_depth": self.default_queue_depth,
+            # Slurm's backfill plans on a map of whole nodes (backfill.c's node_space): a
+            # reservation holds its nodes; nodes of different sizes: processors (a choice)
+            "node_procs": self.multifactor["procs_per_node"],
         }
 
     def priority_kwargs(self) -> dict[str, Any]:

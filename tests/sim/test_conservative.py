@@ -215,6 +215,40 @@ def test_fast_equals_reference(workload, primary, threshold_s, outlive, limits):
         )
 
 
+# m=4. J1 r0 q2 p10 runs [0,10). t=1: J2 (q3, 10 s) reserved [10,20): the pool holds 3 there,
+# free 1; J3 (q1, 20 s): [1,21) has 1 free throughout -> starts at 1 (backfilled). With whole
+# nodes of 4 processors J2's reservation holds the node: J3 does not fit before 20; at 10 J1 ends,
+# J2 starts (main pass) and J3 fits beside it (1 free, no reservation left) -> starts at 10.
+NODE = [job(1, 0, 2, 10), job(2, 1, 3, 10), job(3, 1, 1, 20)]
+
+
+def test_a_reservation_holds_whole_nodes(sim):
+    assert sim(NODE, 4) == {1: 0, 2: 10, 3: 1}
+    assert sim(NODE, 4, node_procs=4) == {1: 0, 2: 10, 3: 10}
+    assert sim(NODE, 4, node_procs=2) == {1: 0, 2: 10, 3: 10}  # J2 holds 2 nodes: all 4
+    assert sim(NODE, 4, node_procs=1) == sim(NODE, 4)  # nodes of one processor: processors
+
+
+def test_node_procs_must_divide_the_machine():
+    with pytest.raises(ConfigurationError, match="node_procs=3 does not divide the machine's 4"):
+        fast_schedule(NODE, 4, node_procs=3)
+    with pytest.raises(ConfigurationError, match="node_procs"):
+        fast_schedule(NODE, 4, node_procs=0)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workload=workloads(), primary=st.sampled_from(["FCFS", "SPF", "LEXP"]), limits=LIMITS,
+       data=st.data())  # fmt: skip
+def test_whole_node_reservations_equal_the_reference(workload, primary, limits, data):
+    jobs, m = workload
+    node_procs = data.draw(st.sampled_from([d for d in range(1, m + 1) if m % d == 0]))
+    want = naive_conservative(jobs, m, primary, node_procs=node_procs, **limits)
+    got = fast_schedule(jobs, m, primary=primary, node_procs=node_procs, **limits)
+    assert [(s, bool(b)) for s, b in zip(got.start_s, got.backfilled, strict=True)] == [
+        (want[j.job_id].start_s, want[j.job_id].backfilled) for j in jobs
+    ]
+
+
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     workload=workloads(),

@@ -107,7 +107,7 @@ def test_an_empty_file_has_slurm_2205_defaults(tmp_path: Path) -> None:
     # bf_interval 30 s, default_queue_depth 100.
     assert conf.backfill_kwargs() == {
         "depth": None, "bf_window_s": 86400.0, "bf_resolution_s": 60.0, "bf_interval_s": 30.0,
-        "bf_max_job_test": 500, "default_queue_depth": 100,
+        "bf_max_job_test": 500, "default_queue_depth": 100, "node_procs": None,
     }  # fmt: skip
     assert conf.machine_procs is None and conf.nodes == 0
     assert conf.simulate_kwargs() == {"primary": "FCFS", **conf.backfill_kwargs()}
@@ -127,6 +127,7 @@ def test_scheduler_parameters_units(tmp_path: Path) -> None:
     assert conf.backfill_kwargs() == {
         "depth": None, "bf_window_s": 2880 * 60.0, "bf_resolution_s": 300.0,
         "bf_interval_s": 45.0, "bf_max_job_test": 20, "default_queue_depth": 7,
+        "node_procs": None,
     }  # fmt: skip
     assert conf.where("schedulerparameters") == f"{tmp_path / 'slurm.conf'}:2"
 
@@ -414,7 +415,7 @@ def test_backfill_conf_equals_its_keywords(tmp_path: Path, seed: int) -> None:
     slurm = simulate_conservative(jobs, **conf.simulate_kwargs())
     direct = simulate_conservative(
         jobs, "FCFS", machine_procs=8, bf_window_s=600, bf_resolution_s=30, bf_interval_s=60,
-        bf_max_job_test=5, default_queue_depth=100,
+        bf_max_job_test=5, default_queue_depth=100, node_procs=2,  # reservations: whole nodes
     )  # fmt: skip
     assert slurm.jobs["start_s"].to_list() == direct.jobs["start_s"].to_list()
     assert slurm.config == direct.config

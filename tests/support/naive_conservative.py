@@ -40,9 +40,11 @@ def naive_conservative(
     bf_interval_s: float | None = None,
     bf_max_job_test: int | None = None,
     default_queue_depth: int | None = None,
+    node_procs: int | None = None,
     outlive: str = "requested",
 ) -> dict[int, NaiveResult]:
-    """job_id -> NaiveResult(start_s, backfilled) of conservative backfilling."""
+    """job_id -> NaiveResult(start_s, backfilled) of conservative backfilling (with
+    ``node_procs``, a reservation holds whole nodes of that many processors)."""
     jobs = list(jobs)
     if not jobs:
         return {}
@@ -124,7 +126,8 @@ def naive_conservative(
                 continue
             if bf_window_s is not None and t > now + bf_window_s:
                 continue
-            intervals.append((t, _round_up(t + j.estimate_s, bf_resolution_s), j.procs))
+            held = j.procs if node_procs is None else math.ceil(j.procs / node_procs) * node_procs
+            intervals.append((t, _round_up(t + j.estimate_s, bf_resolution_s), held))
             reservations += 1
 
     last_now = -math.inf  # the last instant processed
