@@ -88,6 +88,9 @@ CONSERVATIVE_LIMITS = (
      "Slurm's bf_max_job_test: jobs tested per backfill pass (default all)"),
     ("--default-queue-depth", "default_queue_depth", positive_int, "N",
      "Slurm's default_queue_depth: jobs considered per main pass (default all)"),
+    ("--node-procs", "node_procs", positive_int, "N",
+     "processors of a node: a reservation holds whole nodes, as Slurm's backfill (default: "
+     "its processors)"),
 )  # fmt: skip
 
 # --------------------------------------------------------------------------------------------

@@ -62,12 +62,12 @@ def test_conservative_options_equal_the_api(
 ) -> None:
     argv = ["--backfilling", "conservative", "--primary", "SPF", "--bf-window", "10m",
             "--bf-resolution", "30", "--depth", "3", "--bf-max-job-test", "10",
-            "--default-queue-depth", "5", "--bf-interval", "20"]  # fmt: skip
+            "--default-queue-depth", "5", "--bf-interval", "20", "--node-procs", "4"]  # fmt: skip
     result = run_json(capsys, "simulate", tiny_trace, *argv)
     trace, _ = strong_filter(read_swf(tiny_trace))
     expected = simulate_conservative(
         trace, "SPF", depth=3, bf_window_s=600, bf_resolution_s=30, bf_interval_s=20,
-        bf_max_job_test=10, default_queue_depth=5,
+        bf_max_job_test=10, default_queue_depth=5, node_procs=4,
     )  # fmt: skip
     assert result["summary"] == expected.summary.to_dict()
     assert result["config"] == expected.config.to_dict()
