@@ -21,6 +21,7 @@ from support.tiny_project import (
     online_only,
     plan_in_process,
     planned_jobs,
+    run_jobs,
     snakemake,
     study_project,
     write_config,
@@ -185,9 +186,8 @@ def test_epsilon_is_chosen_among_the_configured_values(tmp_path: Path, kth_path:
     project = online_only(
         tmp_path, kth_path, selectors=["random", "bandit"], epsilons=[0.2, 0.4], epsilon=0.4
     )
-    jobs = planned_jobs(project)
+    jobs = run_jobs(project)  # what the run ran is the plan
     assert jobs["online_run"] == 2 * (2 + 3) and jobs["online_tables"] == 1
-    snakemake(project)
     epsilon = read_csv(project / "results/online/tables/epsilon.csv")
     assert epsilon.height == 1 and epsilon["chosen"][0] == 0.4
     assert epsilon["chosen_strategy"][0] == "bandit(eps=0.4)" and epsilon["how"][0] == "configured"
