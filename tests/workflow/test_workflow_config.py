@@ -61,7 +61,8 @@ def test_dry_run_plans_the_whole_study(tmp_path: Path, kth_path: Path) -> None:
     assert jobs["online_tables"] == 1 and jobs["online_figure"] == 5
     # prediction: 4 techniques (requested, ave2, clairvoyant, nag-eloss) on the clipped log
     assert jobs["filter_trace_overrun"] == 1 and jobs["simulate_technique"] == 4
-    assert jobs["prediction_tables"] == 1 and jobs["prediction_trace_figure"] == 3
+    assert jobs["prediction_runs"] == jobs["prediction_tables"] == 1
+    assert jobs["prediction_trace_figure"] == 3
     assert "prediction_study_figure" not in jobs  # one log: no correlation between logs
     # learned: the model, 2 batches of 2 tuples (tuples, scores), the fit, the convergence
     # curve, 2 function figures, 2 evaluated workloads, the evaluation tables
