@@ -190,3 +190,59 @@ def test_package_hash_changes_with_any_module(package_copy):
     finally:
         extra.unlink()
     assert run() == before
+
+
+# -- the module imports kept across processes (code_hash.IMPORTS_CACHE) -------------------------
+
+CLOSURE = textwrap.dedent(
+    """
+    import json
+    from scheduler.core.code_hash import step_dependencies
+    modules, _ = step_dependencies("scheduler.traces.steps", "download_trace")
+    print(json.dumps(sorted(modules)))
+    """
+)
+
+
+def _closure(root: Path) -> list[str]:
+    import json
+
+    done = subprocess.run(
+        [sys.executable, "-c", CLOSURE],
+        cwd=root, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return json.loads(done.stdout)
+
+
+def test_module_imports_are_kept_across_processes_by_content(tmp_path: Path) -> None:
+    """A process writes the imports it parsed; the next reads them for the same bytes only: an
+    entry is believed for its file's digest (a planted one shows it is read), ignored for any
+    other bytes, and a damaged file is read as empty and written again."""
+    import hashlib
+    import json
+
+    root = tmp_path / "pkg"
+    shutil.copytree(PACKAGE, root / "scheduler", ignore=shutil.ignore_patterns("__pycache__"))
+    cache = root / "scheduler" / "__pycache__" / "code_hash-imports.json"
+    download = root / "scheduler" / "traces" / "download.py"
+    parsed = _closure(root)
+    assert "scheduler.traces.download" in parsed and cache.is_file()
+    entries = json.loads(cache.read_text())
+    digest, names = entries["traces/download.py"]
+    assert digest == hashlib.sha256(download.read_bytes()).hexdigest()
+    own = [name for name in parsed if name.startswith("scheduler.core.")]
+    assert own and set(own) & set(names)  # download.py imports from scheduler.core
+
+    # planted: download.py "imports nothing" under its true digest, so the cache is read
+    cache.write_text(json.dumps({**entries, "traces/download.py": [digest, []]}))
+    planted = _closure(root)
+    assert "scheduler.traces.download" in planted and set(planted) < set(parsed)
+    # the same planted entry for other bytes (the file edited: an import added) is not used
+    download.write_text(download.read_text() + "\nimport scheduler.studies.tuning.figures\n")
+    edited = _closure(root)
+    assert "scheduler.studies.tuning.figures" in edited and set(parsed) < set(edited)
+    # damaged: read as empty, parsed again, written again
+    cache.write_bytes(b"{not json")
+    assert _closure(root) == edited
+    assert json.loads(cache.read_text())["traces/download.py"][0] != digest

@@ -118,6 +118,18 @@ def planned_jobs(project: Path, pythonpath: Path | None = None) -> dict[str, int
     return job_stats(text)
 
 
+def run_jobs(project: Path, *args: str) -> dict[str, int]:
+    """Run Snakemake for real in ``project`` (:func:`snakemake`, failing on an error) and return
+    rule -> number of jobs it ran, from the "Job stats" table it prints before running (``{}``
+    when nothing was to be done): the plan of a dry run with the same arguments, without a
+    Snakemake start of its own (5.6-6.3 s of CPU)."""
+    done = snakemake(project, *args)
+    text = done.stdout + done.stderr
+    if "Nothing to be done" in text:
+        return {}
+    return job_stats(text)
+
+
 def job_stats(output: str) -> dict[str, int]:
     """Rule -> number of jobs, from the "Job stats" table Snakemake prints before it runs."""
     table = output[output.index("Job stats:") :].split("\ntotal", 1)[0]

@@ -23,11 +23,9 @@ from support.tiny_project import (
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.core.provenance import read_csv, read_parquet_provenance
+from scheduler.studies.prediction.steps import STUDY_FIGURES
 
 pytestmark = pytest.mark.workflow
-
-PREDICTION_RULES = {"filter_trace_overrun", "simulate_technique", "prediction_runs",
-                    "prediction_tables", "prediction_trace_figure"}  # fmt: skip
 
 
 def prediction_project(tmp: Path, kth_path: Path, **section: object) -> Path:
@@ -129,12 +127,22 @@ def test_adding_a_loss_reruns_only_its_simulations(study: Path, tmp_path: Path) 
 
 
 def test_one_log_has_no_lolo_and_no_correlations(tmp_path: Path, kth_path: Path) -> None:
+    """The study's targets planned in this process as the Snakefile plans them, with two logs
+    and with one (Snakemake's dry run of one log plans every rule of the study but the
+    correlation figures: test_workflow_config.py::test_dry_run_plans_the_whole_study)."""
     project = prediction_project(tmp_path, kth_path)
+    two = set(plan_in_process(project)["prediction"].targets())
     config = yaml.safe_load((project / "tiny.yaml").read_text())
     config["prediction"]["traces"] = ["KTH-slice"]
     write_config(project, config)
-    jobs = planned_jobs(project)
-    assert set(jobs) >= PREDICTION_RULES and "prediction_study_figure" not in jobs
+    one = set(plan_in_process(project)["prediction"].targets())
+    several = {f"{figure}.{ext}" for figure in STUDY_FIGURES for ext in ("png", "pdf")}
+    several |= {"lolo.csv", "lolo.md"}
+    assert several <= {Path(path).name for path in two}, two
+    assert not several & {Path(path).name for path in one}, one
+    # the tables and KTH-slice's figures are kept
+    assert one == {path for path in two if "KTH-slice2" not in path and Path(path).name
+                   not in several}  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from support.tiny_project import (
     copy_with,
     edited_package,
     planned_jobs,
+    run_jobs,
     snakemake,
     write_config,
 )
@@ -166,15 +167,17 @@ def test_adding_a_threshold_reruns_only_affected_simulations(study: Path, tmp_pa
 
 
 def test_adding_a_policy_reruns_only_new_simulations(study: Path, tmp_path: Path) -> None:
+    """The plan is what the run up to the summary table ran plus what is left after it (one
+    Snakemake start fewer than a dry run before the run)."""
     project = copy_with(study, tmp_path, primary_policies=["FCFS", "SPF", "LQF"])
-    jobs = planned_jobs(project)
-    # splits x LQF x backfills x batches (all thresholds in each), and on the whole-log weeks
-    # LQF with both backfills x batches
-    assert jobs["simulate_batch"] == 2 * 1 * 2 * 2 + 2 * 2
-    # run up to the summary table (the figures after it are drawn as any figure is)
-    snakemake(project, "--until", "summarize_trace")
+    # run up to the summary table (the figures after it are drawn as any figure is): splits x
+    # LQF x backfills x batches (all thresholds in each)
+    ran = run_jobs(project, "--until", "summarize_trace")
+    assert ran["simulate_batch"] == 2 * 1 * 2 * 2 and "collect_weekly" in ran, ran
+    assert not {"filter_trace", "resample_weeks"} & set(ran), ran
     left = planned_jobs(project)
-    # left: the whole-log weeks' LQF simulations (they feed the figures, not the summary)
+    # left: the whole-log weeks' LQF simulations with both backfills x batches (they feed the
+    # figures, not the summary)
     assert left["simulate_batch"] == 2 * 2 and "collect_weekly" not in left, left
     assert {"trace_figure", "tuning_protocol"} <= set(left), left
     summary = read_csv(project / "results/tuning/tables/KTH-slice_summary.csv")

@@ -21,6 +21,7 @@ from support.tiny_project import (
     online_only,
     plan_in_process,
     planned_jobs,
+    run_jobs,
     snakemake,
     study_project,
     write_config,
@@ -60,7 +61,8 @@ def test_dry_run_plans_the_whole_study(tmp_path: Path, kth_path: Path) -> None:
     assert jobs["online_tables"] == 1 and jobs["online_figure"] == 5
     # prediction: 4 techniques (requested, ave2, clairvoyant, nag-eloss) on the clipped log
     assert jobs["filter_trace_overrun"] == 1 and jobs["simulate_technique"] == 4
-    assert jobs["prediction_tables"] == 1 and jobs["prediction_trace_figure"] == 3
+    assert jobs["prediction_runs"] == jobs["prediction_tables"] == 1
+    assert jobs["prediction_trace_figure"] == 3
     assert "prediction_study_figure" not in jobs  # one log: no correlation between logs
     # learned: the model, 2 batches of 2 tuples (tuples, scores), the fit, the convergence
     # curve, 2 function figures, 2 evaluated workloads, the evaluation tables
@@ -78,13 +80,15 @@ def test_dry_run_plans_the_whole_study(tmp_path: Path, kth_path: Path) -> None:
 
 def test_figures_from_the_training_weeks(tmp_path: Path, kth_path: Path) -> None:
     """tuning.figures.weeks_from: train plans no whole-log weeks and draws the descriptive
-    figures from the training weeks."""
+    figures from the training weeks (the plan of every figure: the dry run; one figure drawn,
+    the others are drawn from the same table)."""
     project = study_project(tmp_path, kth_path, "tuning", figures={"weeks_from": "train"})
     jobs = planned_jobs(project)
     assert jobs["simulate_batch"] == 2 * 4 * 2 and jobs["resample_weeks"] == 2 * 2
     assert "collect_whole_weekly" not in jobs and "summarize_whole" not in jobs
-    snakemake(project, "--until", "trace_figure")
     png = project / "results/tuning/figures/KTH-slice/pairs_worst_max_wait.png"
+    # (a flag before the target: --configfile would take it for a second config file)
+    snakemake(project, "--printshellcmds", str(png.relative_to(project)))
     assert json.loads(json.loads(png_text(png)["Description"])["config"])["split"] == "train"
     assert not (project / "results/KTH-slice/weeks/whole").exists()
 
@@ -185,9 +189,8 @@ def test_epsilon_is_chosen_among_the_configured_values(tmp_path: Path, kth_path:
     project = online_only(
         tmp_path, kth_path, selectors=["random", "bandit"], epsilons=[0.2, 0.4], epsilon=0.4
     )
-    jobs = planned_jobs(project)
+    jobs = run_jobs(project)  # what the run ran is the plan
     assert jobs["online_run"] == 2 * (2 + 3) and jobs["online_tables"] == 1
-    snakemake(project)
     epsilon = read_csv(project / "results/online/tables/epsilon.csv")
     assert epsilon.height == 1 and epsilon["chosen"][0] == 0.4
     assert epsilon["chosen_strategy"][0] == "bandit(eps=0.4)" and epsilon["how"][0] == "configured"
