@@ -309,6 +309,20 @@ def _backfill_resuming(now, first, count, depth, window_s, resolution, max_test,
         memo[MEMO_RESERVATIONS] = reservations
 
 
+@jit(inline=True)
+def next_instant(last_now, interval, jobs, istate, iwork, fwork):
+    """The next event instant after ``last_now``: the next submission, the next completion
+    or, while a job waits, the next multiple of ``interval`` (periodic backfill passes; 0:
+    none); ``inf`` when nothing is left."""
+    n = jobs.shape[1]
+    t_sub = jobs[k.SUBMIT, istate[k.NEXT_SUB]] if istate[k.NEXT_SUB] < n else np.inf
+    t_end = fwork[k.END, iwork[k.HEAP, 0]] if istate[k.HLEN] > 0 else np.inf
+    now = min(t_sub, t_end)
+    if interval > 0.0 and istate[k.QLEN] > istate[k.DEAD]:
+        now = min(now, (np.floor(last_now / interval) + 1.0) * interval)
+    return now
+
+
 @jit
 def complete_until(now, jobs, istate, iwork, fwork, memo, ended):
     """End every running job whose end is at or before ``now``: free its processors, take it
@@ -347,12 +361,7 @@ def advance(jobs, keys, p_static, threshold_s, depth, window_s, resolution, inte
     last_now = -np.inf
     no_record = np.empty(0, dtype=np.int64)
     while True:
-        t_sub = jobs[k.SUBMIT, istate[k.NEXT_SUB]] if istate[k.NEXT_SUB] < n else np.inf
-        t_end = fwork[k.END, iwork[k.HEAP, 0]] if istate[k.HLEN] > 0 else np.inf
-        now = min(t_sub, t_end)
-        if interval > 0.0 and istate[k.QLEN] > istate[k.DEAD]:
-            # periodic backfill passes matter while a job waits
-            now = min(now, (np.floor(last_now / interval) + 1.0) * interval)
+        now = next_instant(last_now, interval, jobs, istate, iwork, fwork)
         if now == np.inf:
             return instants
         complete_until(now, jobs, istate, iwork, fwork, memo, no_record)

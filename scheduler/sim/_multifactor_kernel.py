@@ -228,11 +228,7 @@ def advance(jobs, keys, threshold_s, depth, window_s, resolution, interval, max_
     last_now = -np.inf
     period = params[P_PERIOD]
     while True:
-        t_sub = jobs[k.SUBMIT, istate[k.NEXT_SUB]] if istate[k.NEXT_SUB] < n else np.inf
-        t_end = fwork[k.END, iwork[k.HEAP, 0]] if istate[k.HLEN] > 0 else np.inf
-        now = min(t_sub, t_end)
-        if interval > 0.0 and istate[k.QLEN] > istate[k.DEAD]:
-            now = min(now, (np.floor(last_now / interval) + 1.0) * interval)
+        now = ck.next_instant(last_now, interval, jobs, istate, iwork, fwork)
         if now == np.inf:
             return instants
         # ticks matter until the last job ends: they decay the usage the priorities read

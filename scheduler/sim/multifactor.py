@@ -306,6 +306,19 @@ def _job_size(procs: np.ndarray, machine_procs: int, priority: MultifactorPriori
     return np.clip(js, 0.0, 1.0)
 
 
+def _named_factor(
+    names: np.ndarray, table: dict[str, Any], default: float, weight: int
+) -> np.ndarray | float:
+    """A factor set by name (a partition's ``PriorityJobFactor``, a QOS's ``Priority``) times
+    its weight, per job: each job's value (``table``, else ``default``) over the largest
+    (:func:`_norm`), 0 for a value of 0; 0.0 for all when the weight is 0."""
+    if not weight:
+        return 0.0
+    distinct, code = _codes(names)
+    value = np.array([table.get(x, default) for x in distinct], dtype=np.float64)[code]
+    return np.where(value > 0, _norm(value, table), 0.0) * float(weight)
+
+
 def run_multifactor(
     matrix: JobMatrix,
     machine_procs: int,
@@ -375,24 +388,12 @@ def run_multifactor(
         if priority.weight_job_size
         else 0.0
     )
-    part_table = dict(priority.partition_job_factor)
-    part_names, part_code = _codes(attrs.partition)
-    part_value = np.array([part_table.get(p, 1) for p in part_names], dtype=np.float64)[part_code]
-    part_norm = _norm(part_value, part_table)
-    jfloat[mkernel.J_PART] = (
-        np.where(part_value > 0, part_norm, 0.0) * float(priority.weight_partition)
-        if priority.weight_partition
-        else 0.0
+    # a partition's PriorityJobFactor is 1 unless set, a QOS's Priority 0
+    jfloat[mkernel.J_PART] = _named_factor(
+        attrs.partition, dict(priority.partition_job_factor), 1, priority.weight_partition
     )
-    qos_table = dict(priority.qos_priority)
-    qos_names, qos_code = _codes(attrs.qos)
-    qos_value = np.array([qos_table.get(q, 0) for q in qos_names], dtype=np.float64)[qos_code]
-    qos_norm = _norm(qos_value, qos_table)
-    jfloat[mkernel.J_QOS] = (
-        np.where(qos_value > 0, qos_norm, 0.0) * float(priority.weight_qos)
-        if priority.weight_qos
-        else 0.0
-    )
+    jfloat[mkernel.J_QOS] = _named_factor(attrs.qos, dict(priority.qos_priority), 0,
+                                          priority.weight_qos)  # fmt: skip
     params = np.empty(mkernel.MP_ROWS, dtype=np.float64)
     params[mkernel.P_W_AGE] = priority.weight_age
     params[mkernel.P_W_FS] = priority.weight_fairshare
