@@ -15,7 +15,7 @@ from scheduler.core.provenance import write_csv, write_markdown, write_parquet
 from scheduler.core.steps import StepContext, flat_record, read_table, workflow_step
 from scheduler.sim.arrays import kernel_arrays
 from scheduler.studies.tuning.schema import Baseline
-from scheduler.studies.tuning.weeks import WEEKLY_COLUMNS, simulate_weeks
+from scheduler.studies.tuning.weeks import WEEKLY_COLUMNS, run_label, simulate_weeks
 
 __all__ = [
     "STUDY_FIGURES",
@@ -57,7 +57,7 @@ def simulate_batch(
     labels = [label for label, _ in thresholds]
     write_parquet(table, out_path, ctx.record())
     elapsed_s = time.perf_counter() - started
-    ctx.log(f"{trace} {split} {primary}-{backfill} Θ in {labels}: "
+    ctx.log(f"{trace} {split} {run_label(primary, backfill)} Θ in {labels}: "
             f"{table.height // len(labels)} weeks, {int(table['jobs'].sum()):,} jobs, "
             f"{elapsed_s:.2f} s")  # fmt: skip
 
@@ -374,7 +374,7 @@ def simulate_whole_log(
         threshold=threshold, threshold_s=threshold_s,
     )  # fmt: skip
     write_parquet(row, out_path, ctx.record())
-    ctx.log(f"{trace} whole log {primary}-{backfill} Θ={threshold}: "
+    ctx.log(f"{trace} whole log {run_label(primary, backfill)} Θ={threshold}: "
             f"{result.summary.jobs:,} jobs, AvgWait {result.summary.avg_wait_s:,.0f} s, "
             f"MaxWait {result.summary.max_wait_s:,.0f} s, "
             f"{time.perf_counter() - started:.2f} s")  # fmt: skip

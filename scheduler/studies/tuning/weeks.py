@@ -29,12 +29,20 @@ from scheduler.sim.sweep import simulate_thresholds
 from scheduler.studies.common.config import CONSERVATIVE
 from scheduler.studies.tuning.schema import WEEKLY_COLUMNS
 
-__all__ = ["WEEK_FIGURES", "simulate_weeks"]
+__all__ = ["WEEK_FIGURES", "run_label", "simulate_weeks"]
 
 
 #: The figures of :func:`~scheduler.sim.metrics.run_figures` a week keeps (AvgWait, MaxWait,
 #: AVEbsld, MaxBsld, utilisation), in the order of :data:`WEEKLY_COLUMNS`.
 WEEK_FIGURES = ("avg_wait_s", "max_wait_s", "avg_bsld", "max_bsld", "utilisation")
+
+
+def run_label(primary: str, backfill: str) -> str:
+    """How logs name a pair's runs: ``EASY-SPF-FCFS``, or ``conservative-SPF`` when the
+    backfilling policy is :data:`~scheduler.studies.common.config.CONSERVATIVE`."""
+    if backfill == CONSERVATIVE:
+        return f"conservative-{primary}"
+    return f"EASY-{primary}-{backfill}"
 
 
 def simulate_weeks(
