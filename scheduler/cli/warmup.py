@@ -77,27 +77,28 @@ def warmup_trace() -> Trace:
 
 
 def _warm_engine(trace: Trace) -> None:
-    """The plain engine's specialisations and the run-time prediction variant (one compiled loop
+    """The plain engine's specialisations, the run-time prediction variant (one compiled loop
     for every predictor and correction: they are integer codes, so one learned run compiles
-    it)."""
+    it) and Slurm's multifactor priority."""
     for primary, backfill in WARMUP_RUNS:
         simulate(trace, primary, backfill, "1m")
     simulate(trace, "FCFS", "SJBF", predictor="nag", loss="eloss", correction="incremental")
+    # Slurm's multifactor priority here, not with the variants: the two halves balance (2 cores,
+    # empty cache, 2026-11-27: engine 38 s, variants 64 s of which this 10 s)
+    simulate_conservative(
+        trace, MULTIFACTOR, priority=MultifactorPriority(weight_age=1000, weight_fairshare=1000)
+    )
 
 
 def _warm_variants() -> None:
     """The redirection variant (two pools; a small theta so that a job is redirected),
-    conservative backfilling (a static and an aging policy, with and without limits; Slurm's
-    multifactor priority), the
+    conservative backfilling (a static and an aging policy, with and without limits), the
     memory-aware variant (one compiled loop for every estimator and scheduler: codes), the
     trials of the learned-priority study and its windowed evaluation scheduler."""
     trace = warmup_trace()
     simulate_redirect(trace, alpha=0.5, theta=0, machine_procs=8)
     simulate_conservative(trace, "FCFS")
     simulate_conservative(trace, "LEXP", depth=1, bf_window_s=3600.0, bf_interval_s=30.0)
-    simulate_conservative(
-        trace, MULTIFACTOR, priority=MultifactorPriority(weight_age=1000, weight_fairshare=1000)
-    )
     memory = trace.jobs.with_columns(
         pl.lit(2048.0).alias("req_mem_kb"), pl.lit(1024.0).alias("used_mem_kb")
     )
@@ -149,7 +150,7 @@ def cmd_warmup(args: argparse.Namespace) -> int:
     elapsed_ms = (time.perf_counter() - started) * 1000.0
     runs = ", ".join(f"EASY({p}, {b or 'none'})" for p, b in WARMUP_RUNS)
     runs += ", EASY-SJBF on NAG E-loss predictions, list-scheduling trials, redirection, "
-    runs += "conservative backfilling, "
+    runs += "conservative backfilling, Slurm's multifactor priority, "
     runs += "memory classes, windowed list scheduling"
     print(f"simulator kernel ready in {elapsed_ms:.0f} ms: {kernel_cache_note()}")
     print(f"runs: {runs}")
