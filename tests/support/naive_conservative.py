@@ -10,11 +10,16 @@ reference's (tests/support/naive.py), which that section refers to.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from support.naive import NaiveJob, NaiveResult, _revise, _Running, naive_priority
 
-__all__ = ["naive_conservative"]
+__all__ = ["backfill_pass", "main_pass", "naive_conservative"]
+
+#: A profile interval: (start s, end s, processors held).
+Interval = tuple[float, float, int]
+#: Start a waiting job: (job, now, backfilled).
+Start = Callable[[NaiveJob, float, bool], None]
 
 
 def _round_up(x: float, resolution: float | None) -> float:
@@ -26,6 +31,64 @@ def _round_up(x: float, resolution: float | None) -> float:
 
 def _is_backfill_instant(now: float, interval: float | None) -> bool:
     return interval is None or math.floor(now / interval) * interval == now
+
+
+def _earliest(job: NaiveJob, now: float, intervals: list[Interval], machine_procs: int,
+              resolution: float | None) -> float:
+    """The job's earliest start: the first of now and the interval ends after now at which
+    free(u) >= q for every u in [t, ⌈t + est⌉) (free is constant between interval bounds, so
+    t and every bound inside are checked; free(u) = m minus every interval holding u)."""
+    for t in sorted({now} | {b for (_, b, _) in intervals if b > now}):
+        end = _round_up(t + job.estimate_s, resolution)
+        points = [t] + [p for (a, b, _) in intervals for p in (a, b) if t < p < end]
+        if all(machine_procs - sum(q for (a, b, q) in intervals if a <= u < b) >= job.procs
+               for u in points):  # fmt: skip
+            return t
+    raise AssertionError("a job that fits the machine always has a start")
+
+
+def main_pass(now: float, order: list[NaiveJob], free: Callable[[], int], start: Start, *,
+              default_queue_depth: int | None) -> None:
+    """Start the head of ``order`` now while it fits, at most ``default_queue_depth`` jobs."""
+    for considered, j in enumerate(order):
+        if default_queue_depth is not None and considered >= default_queue_depth:
+            return
+        if j.procs > free():
+            return
+        start(j, now, False)
+
+
+def backfill_pass(now: float, order: list[NaiveJob], running: list[_Running], start: Start, *,
+                  machine_procs: int, outlive: str, depth: int | None,
+                  bf_window_s: float | None, bf_resolution_s: float | None,
+                  bf_max_job_test: int | None, node_procs: int | None) -> None:
+    """The backfill pass at ``now`` over ``order`` (the waiting jobs in pass order): revise the
+    outlived estimates, then walk, starting each job whose earliest start is now and reserving
+    for the others (depth, window, whole nodes: docs/simulator.md)."""
+    for r in running:
+        if r.end_est_s <= now:
+            _revise(r, now, outlive)
+    # running jobs hold their processors from now to their rounded estimated end
+    intervals = [(now, _round_up(r.end_est_s, bf_resolution_s), r.job.procs) for r in running]
+    walk = order if bf_max_job_test is None else order[:bf_max_job_test]
+    reservations = 0
+    blocked = False
+    for j in walk:
+        t = _earliest(j, now, intervals, machine_procs, bf_resolution_s)
+        if t == now:
+            # the running-job intervals already hold the processors of the jobs started
+            # before j in this pass (added below), so free(now) is the machine's free count
+            start(j, now, blocked)
+            intervals.append((now, _round_up(now + j.estimate_s, bf_resolution_s), j.procs))
+            continue
+        blocked = True
+        if depth is not None and reservations >= depth:
+            continue
+        if bf_window_s is not None and t > now + bf_window_s:
+            continue
+        held = j.procs if node_procs is None else math.ceil(j.procs / node_procs) * node_procs
+        intervals.append((t, _round_up(t + j.estimate_s, bf_resolution_s), held))
+        reservations += 1
 
 
 def naive_conservative(
@@ -74,61 +137,8 @@ def naive_conservative(
         running.append(_Running(job, now, job.estimate_s, now + job.estimate_s))
         results[job.job_id] = NaiveResult(now, backfilled)
 
-    def free_at(t: float, now: float, intervals: list[tuple[float, float, int]]) -> int:
-        """free(t): the machine minus every interval holding t (running jobs from now)."""
-        used = sum(q for (a, b, q) in intervals if a <= t < b)
-        return machine_procs - used
-
-    def fits(job: NaiveJob, t: float, now: float, intervals) -> bool:
-        end = _round_up(t + job.estimate_s, bf_resolution_s)
-        # free is constant between interval bounds: check t and every bound inside [t, end)
-        points = [t] + [p for (a, b, _) in intervals for p in (a, b) if t < p < end]
-        return all(free_at(u, now, intervals) >= job.procs for u in points)
-
-    def earliest(job: NaiveJob, now: float, intervals) -> float:
-        candidates = sorted({now} | {b for (_, b, _) in intervals if b > now})
-        for t in candidates:
-            if fits(job, t, now, intervals):
-                return t
-        raise AssertionError("a job that fits the machine always has a start")
-
-    def main_pass(now: float) -> None:
-        for considered, j in enumerate(order(now)):
-            if default_queue_depth is not None and considered >= default_queue_depth:
-                return
-            if j.procs > free:
-                return
-            start(j, now, backfilled=False)
-
-    def backfill_pass(now: float) -> None:
-        if not waiting:
-            return
-        for r in running:
-            if r.end_est_s <= now:
-                _revise(r, now, outlive)
-        # running jobs hold their processors from now to their rounded estimated end
-        intervals = [(now, _round_up(r.end_est_s, bf_resolution_s), r.job.procs) for r in running]
-        walk = order(now)
-        if bf_max_job_test is not None:
-            walk = walk[:bf_max_job_test]
-        reservations = 0
-        blocked = False
-        for j in walk:
-            t = earliest(j, now, intervals)
-            if t == now:
-                # the running-job intervals already hold the processors of the jobs started
-                # before j in this pass (added below), so free_at(now) == free
-                start(j, now, backfilled=blocked)
-                intervals.append((now, _round_up(now + j.estimate_s, bf_resolution_s), j.procs))
-                continue
-            blocked = True
-            if depth is not None and reservations >= depth:
-                continue
-            if bf_window_s is not None and t > now + bf_window_s:
-                continue
-            held = j.procs if node_procs is None else math.ceil(j.procs / node_procs) * node_procs
-            intervals.append((t, _round_up(t + j.estimate_s, bf_resolution_s), held))
-            reservations += 1
+    def free_now() -> int:
+        return free
 
     last_now = -math.inf  # the last instant processed
     for _ in range(100 * len(jobs) + 10_000):
@@ -147,9 +157,15 @@ def naive_conservative(
             free += r.job.procs
         while pending and pending[0].submit_s == now:
             waiting.append(pending.pop(0))
-        main_pass(now)
-        if _is_backfill_instant(now, bf_interval_s):
-            backfill_pass(now)
+        main_pass(now, order(now), free_now, start,
+                  default_queue_depth=default_queue_depth)  # fmt: skip
+        if _is_backfill_instant(now, bf_interval_s) and waiting:
+            backfill_pass(
+                now, order(now), running, start,
+                machine_procs=machine_procs, outlive=outlive, depth=depth,
+                bf_window_s=bf_window_s, bf_resolution_s=bf_resolution_s,
+                bf_max_job_test=bf_max_job_test, node_procs=node_procs,
+            )  # fmt: skip
         last_now = now
     else:
         raise AssertionError("naive_conservative did not terminate")

@@ -12,8 +12,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from support.naive import NaiveJob, NaiveResult, _revise, _Running
-from support.naive_conservative import _is_backfill_instant, _round_up
+from support.naive import NaiveJob, NaiveResult, _Running
+from support.naive_conservative import _is_backfill_instant, backfill_pass, main_pass
 
 __all__ = ["Attrs", "naive_multifactor"]
 
@@ -199,53 +199,8 @@ def naive_multifactor(
         results[job.job_id] = NaiveResult(now, backfilled)
         at_start[job.job_id] = prio[job.job_id]
 
-    def free_at(t, intervals) -> int:
-        return machine_procs - sum(q for (a, b, q) in intervals if a <= t < b)
-
-    def fits(job, t, intervals) -> bool:
-        end = _round_up(t + job.estimate_s, bf_resolution_s)
-        points = [t] + [p for (a, b, _) in intervals for p in (a, b) if t < p < end]
-        return all(free_at(u, intervals) >= job.procs for u in points)
-
-    def earliest(job, now, intervals) -> float:
-        for t in sorted({now} | {b for (_, b, _) in intervals if b > now}):
-            if fits(job, t, intervals):
-                return t
-        raise AssertionError("a job that fits the machine always has a start")
-
-    def main_pass(now: float) -> None:
-        for considered, j in enumerate(order(now)):
-            if default_queue_depth is not None and considered >= default_queue_depth:
-                return
-            if j.procs > free:
-                return
-            start(j, now, backfilled=False)
-
-    def backfill_pass(now: float) -> None:
-        if not waiting:
-            return
-        for r in running:
-            if r.end_est_s <= now:
-                _revise(r, now, outlive)
-        intervals = [(now, _round_up(r.end_est_s, bf_resolution_s), r.job.procs) for r in running]
-        walk = order(now)
-        if bf_max_job_test is not None:
-            walk = walk[:bf_max_job_test]
-        reservations = 0
-        blocked = False
-        for j in walk:
-            t = earliest(j, now, intervals)
-            if t == now:
-                start(j, now, backfilled=blocked)
-                intervals.append((now, _round_up(now + j.estimate_s, bf_resolution_s), j.procs))
-                continue
-            blocked = True
-            if depth is not None and reservations >= depth:
-                continue
-            if bf_window_s is not None and t > now + bf_window_s:
-                continue
-            intervals.append((t, _round_up(t + j.estimate_s, bf_resolution_s), j.procs))
-            reservations += 1
+    def free_now() -> int:
+        return free
 
     last_now = -math.inf
     for _ in range(1000 * len(jobs) + 100_000):
@@ -269,9 +224,15 @@ def naive_multifactor(
             j = pending.pop(0)
             prio[j.job_id] = priority(j, now)
             waiting.append(j)
-        main_pass(now)
-        if _is_backfill_instant(now, bf_interval_s):
-            backfill_pass(now)
+        main_pass(now, order(now), free_now, start,
+                  default_queue_depth=default_queue_depth)  # fmt: skip
+        if _is_backfill_instant(now, bf_interval_s) and waiting:
+            backfill_pass(
+                now, order(now), running, start,
+                machine_procs=machine_procs, outlive=outlive, depth=depth,
+                bf_window_s=bf_window_s, bf_resolution_s=bf_resolution_s,
+                bf_max_job_test=bf_max_job_test, node_procs=None,
+            )  # fmt: skip
         last_now = now
     else:
         raise AssertionError("naive_multifactor did not terminate")
