@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 from support.naive import NaiveJob, NaiveResult, _revise, _Running, naive_priority
 
-__all__ = ["backfill_pass", "main_pass", "naive_conservative"]
+__all__ = ["naive_conservative", "passes"]
 
 #: A profile interval: (start s, end s, processors held).
 Interval = tuple[float, float, int]
@@ -91,6 +91,23 @@ def backfill_pass(now: float, order: list[NaiveJob], running: list[_Running], st
         reservations += 1
 
 
+def passes(now: float, order: Callable[[float], list[NaiveJob]], running: list[_Running],
+           free: Callable[[], int], start: Start, *, machine_procs: int, outlive: str,
+           depth: int | None, bf_window_s: float | None, bf_resolution_s: float | None,
+           bf_interval_s: float | None, bf_max_job_test: int | None,
+           default_queue_depth: int | None, node_procs: int | None) -> None:
+    """The passes of an instant: the main pass, then at a backfill instant, while a job waits,
+    the backfill pass (``order(now)``: the waiting jobs in pass order)."""
+    main_pass(now, order(now), free, start, default_queue_depth=default_queue_depth)
+    walk = order(now)
+    if _is_backfill_instant(now, bf_interval_s) and walk:
+        backfill_pass(
+            now, walk, running, start, machine_procs=machine_procs, outlive=outlive,
+            depth=depth, bf_window_s=bf_window_s, bf_resolution_s=bf_resolution_s,
+            bf_max_job_test=bf_max_job_test, node_procs=node_procs,
+        )  # fmt: skip
+
+
 def naive_conservative(
     jobs: Sequence[NaiveJob],
     machine_procs: int,
@@ -157,15 +174,11 @@ def naive_conservative(
             free += r.job.procs
         while pending and pending[0].submit_s == now:
             waiting.append(pending.pop(0))
-        main_pass(now, order(now), free_now, start,
-                  default_queue_depth=default_queue_depth)  # fmt: skip
-        if _is_backfill_instant(now, bf_interval_s) and waiting:
-            backfill_pass(
-                now, order(now), running, start,
-                machine_procs=machine_procs, outlive=outlive, depth=depth,
-                bf_window_s=bf_window_s, bf_resolution_s=bf_resolution_s,
-                bf_max_job_test=bf_max_job_test, node_procs=node_procs,
-            )  # fmt: skip
+        passes(now, order, running, free_now, start, machine_procs=machine_procs,
+               outlive=outlive, depth=depth, bf_window_s=bf_window_s,
+               bf_resolution_s=bf_resolution_s, bf_interval_s=bf_interval_s,
+               bf_max_job_test=bf_max_job_test, default_queue_depth=default_queue_depth,
+               node_procs=node_procs)  # fmt: skip
         last_now = now
     else:
         raise AssertionError("naive_conservative did not terminate")

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from support.naive import NaiveJob, NaiveResult, _Running
-from support.naive_conservative import _is_backfill_instant, backfill_pass, main_pass
+from support.naive_conservative import passes
 
 __all__ = ["Attrs", "naive_multifactor"]
 
@@ -224,15 +224,11 @@ def naive_multifactor(
             j = pending.pop(0)
             prio[j.job_id] = priority(j, now)
             waiting.append(j)
-        main_pass(now, order(now), free_now, start,
-                  default_queue_depth=default_queue_depth)  # fmt: skip
-        if _is_backfill_instant(now, bf_interval_s) and waiting:
-            backfill_pass(
-                now, order(now), running, start,
-                machine_procs=machine_procs, outlive=outlive, depth=depth,
-                bf_window_s=bf_window_s, bf_resolution_s=bf_resolution_s,
-                bf_max_job_test=bf_max_job_test, node_procs=None,
-            )  # fmt: skip
+        passes(now, order, running, free_now, start, machine_procs=machine_procs,
+               outlive=outlive, depth=depth, bf_window_s=bf_window_s,
+               bf_resolution_s=bf_resolution_s, bf_interval_s=bf_interval_s,
+               bf_max_job_test=bf_max_job_test, default_queue_depth=default_queue_depth,
+               node_procs=None)  # fmt: skip
         last_now = now
     else:
         raise AssertionError("naive_multifactor did not terminate")
