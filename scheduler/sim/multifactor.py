@@ -160,10 +160,9 @@ class MultifactorPriority:
             ("partition_job_factor", _JOB_FACTOR_MAX, False), ("qos_priority", _UINT32_MAX, False),
         ):  # fmt: skip
             value = getattr(self, name)
-            if not (isinstance(value, tuple) and all(isinstance(p, tuple) for p in value)):
-                set_(self, name, _table(name, value, maximum, pairs=pairs))
-            else:
-                set_(self, name, _table(name, dict(value), maximum, pairs=pairs))
+            if isinstance(value, tuple) and all(isinstance(p, tuple) for p in value):
+                value = dict(value)  # already stored as sorted pairs (dataclasses.replace)
+            set_(self, name, _table(name, value, maximum, pairs=pairs))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (JSON-ready): the mappings as dicts."""
