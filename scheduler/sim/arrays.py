@@ -27,7 +27,9 @@ class WeekArrays:
     """Resampled weeks as contiguous arrays, ready for the kernel.
 
     Week ``k`` occupies ``[bounds[k], bounds[k+1])`` of every array; inside a week jobs are in
-    (submit time, job number) order. Submit, run and estimate in seconds, procs in processors.
+    (submit time, job number) order. Submit, run and estimate in seconds, procs in processors;
+    ``user_id`` the SWF user number (-1: unknown; a table without the column: all -1), which
+    only a fair-share priority reads.
     """
 
     week_index: np.ndarray
@@ -37,6 +39,7 @@ class WeekArrays:
     run_s: np.ndarray
     procs: np.ndarray
     estimate_s: np.ndarray
+    user_id: np.ndarray
 
 
 def week_arrays(weeks: pl.DataFrame, machine_procs: int, *, source: str = "weeks") -> WeekArrays:
@@ -56,6 +59,8 @@ def week_arrays(weeks: pl.DataFrame, machine_procs: int, *, source: str = "weeks
         pl.col("run_s").cast(pl.Float64),
         used_procs().cast(pl.Float64).alias("procs"),
         pl.col("req_time_s").cast(pl.Float64).alias("estimate_s"),
+        (pl.col("user_id").fill_null(-1) if "user_id" in weeks.columns else pl.lit(-1))
+        .cast(pl.Int64).alias("user_id"),
     )
     arrays = {name: table[name].to_numpy() for name in table.columns}
     checks = (
@@ -83,6 +88,7 @@ def week_arrays(weeks: pl.DataFrame, machine_procs: int, *, source: str = "weeks
         run_s=arrays["run_s"],
         procs=arrays["procs"],
         estimate_s=arrays["estimate_s"],
+        user_id=arrays["user_id"],
     )
 
 

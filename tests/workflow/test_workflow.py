@@ -184,6 +184,42 @@ def test_adding_a_policy_reruns_only_new_simulations(study: Path, tmp_path: Path
     assert summary.height == 2 * 12
 
 
+def test_slurm_pairs_run_and_a_changed_slurm_conf_reruns_only_them(
+    study: Path, tmp_path: Path
+) -> None:
+    """tuning.slurm_conf (relative to the project) with CONSERVATIVE and multifactor: Snakemake
+    runs only the new pairs, multifactor is its own schedule; editing the slurm.conf reruns the
+    conservative simulations (their params hold its settings) and no EASY one."""
+    conf = "config/slurm/multifactor.conf"
+    project = copy_with(
+        study, tmp_path, slurm_conf=conf, primary_policies=["FCFS", "SPF", "multifactor"],
+        backfill_policies=["FCFS", "SPF", "CONSERVATIVE"],
+    )  # fmt: skip
+    ran = run_jobs(project, "--until", "summarize_trace")
+    # splits x the conservative pairs (FCFS, SPF, multifactor) x batches
+    assert ran["simulate_batch"] == 2 * 3 * 2, ran
+    weekly = pl.read_parquet(project / "results/tuning/KTH-slice/weekly.parquet")
+    conservative = weekly.filter(pl.col("backfill") == "CONSERVATIVE").sort(
+        "primary", "split", "threshold", "week_index"
+    )
+    multifactor, fcfs = (
+        conservative.filter(pl.col("primary") == name).select("avg_wait_s", "max_wait_s")
+        for name in ("multifactor", "FCFS")
+    )
+    assert multifactor.height == fcfs.height == 2 * 2 * 4  # splits x thresholds x weeks
+    assert not multifactor.equals(fcfs)
+    assert weekly.filter(pl.col("primary") == "multifactor")["backfill"].unique().to_list() == [
+        "CONSERVATIVE"
+    ]
+    path = project / conf
+    path.write_text(path.read_text().replace("PriorityWeightFairshare=10000",
+                                             "PriorityWeightFairshare=0"))  # fmt: skip
+    left = planned_jobs(project)
+    # the conservative pairs on train and test, and on the whole-log weeks of the figures
+    assert left["simulate_batch"] == 2 * 3 * 2 + 3 * 2, left
+    assert "resample_weeks" not in left, left
+
+
 def test_more_weeks_add_only_new_batches(study: Path, tmp_path: Path) -> None:
     jobs = planned_jobs(copy_with(study, tmp_path, weeks_per_split=6))
     assert jobs["resample_weeks"] == 2  # batch 2 of each split (not of the whole-log weeks)

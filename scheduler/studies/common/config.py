@@ -114,17 +114,26 @@ class Threshold:
 CONSERVATIVE = "CONSERVATIVE"
 
 
-def policy_list(value: Sequence[str], key: str, *, conservative: bool = False) -> tuple[str, ...]:
+def policy_list(
+    value: Sequence[str], key: str, *, conservative: bool = False, multifactor: bool = False
+) -> tuple[str, ...]:
     """The registered spelling of each policy name of ``value`` (config key ``key``), in order;
-    ``conservative``: :data:`CONSERVATIVE` is accepted too (a backfilling policy's key)."""
+    ``conservative``: :data:`CONSERVATIVE` is accepted too (a backfilling policy's key);
+    ``multifactor``: :data:`~scheduler.sim.multifactor.MULTIFACTOR` too (Slurm's multifactor
+    priority as a primary order, a study with a ``slurm_conf``)."""
+    from scheduler.sim.multifactor import MULTIFACTOR
+
     known = {name.upper(): name for name in POLICIES}
     if conservative:
         known[CONSERVATIVE] = CONSERVATIVE
+    if multifactor:
+        known[MULTIFACTOR.upper()] = MULTIFACTOR
     out = []
     for name in value:
         canonical = known.get(str(name).upper())
         if canonical is None:
             also = f" or {CONSERVATIVE} (conservative backfilling)" if conservative else ""
+            also += f" or {MULTIFACTOR} (Slurm's multifactor priority)" if multifactor else ""
             raise ConfigurationError(
                 f"config {key}: unknown policy {name!r}; known: {', '.join(sorted(POLICIES))}"
                 f"{also}"

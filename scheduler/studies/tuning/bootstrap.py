@@ -29,8 +29,9 @@ shares no source week with the training half.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -73,6 +74,7 @@ def bootstrap_replicates(
     method: ResamplingMethod = "uniform",
     threshold_backfill: bool = False,
     calendar: TraceCalendar | None = None,
+    slurm: Mapping[str, Any] | None = None,
 ) -> pl.DataFrame:
     """Simulate every configuration on the resampled weeks of source-week bootstrap replicates.
 
@@ -98,8 +100,9 @@ def bootstrap_replicates(
     calendar
         The study's week alignment (:func:`~scheduler.traces.resample.resample_weeks`): the
         source weeks the bootstrap draws are the weeks the study cuts.
-    threshold_backfill
-        The study's backfill order (:func:`~scheduler.studies.tuning.weeks.simulate_weeks`).
+    threshold_backfill, slurm
+        The study's backfill order and Slurm settings
+        (:func:`~scheduler.studies.tuning.weeks.simulate_weeks`).
 
     Returns
     -------
@@ -136,7 +139,7 @@ def bootstrap_replicates(
             result = simulate_weeks(
                 arrays, machine_procs, primary=primary, backfill=backfill,
                 thresholds=[(c.threshold, c.threshold_s) for c in members], trace=trace,
-                split=split, threshold_backfill=threshold_backfill,
+                split=split, threshold_backfill=threshold_backfill, slurm=slurm,
             )  # fmt: skip
             n_weeks = result.height // len(members)  # threshold-major: one block per member
             for i, config in enumerate(members):

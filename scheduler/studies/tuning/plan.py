@@ -18,7 +18,9 @@ from typing import Any, ClassVar
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.policies.learned import learned_policy_files
+from scheduler.sim.multifactor import MULTIFACTOR
 from scheduler.studies.common.config import (
+    CONSERVATIVE,
     MAX_SIMULATION_JOBS,
     Threshold,
     TraceEntry,
@@ -29,6 +31,7 @@ from scheduler.studies.common.config import (
     threshold_list,
 )
 from scheduler.studies.common.paths import Reported, StudyFiles, filtered_file, output_paths
+from scheduler.studies.common.slurm import study_slurm
 from scheduler.traces.resample import SPLITS
 
 #: The threshold label of "no threshold".
@@ -118,6 +121,10 @@ class TuningPlan:
     threshold_backfill: bool
     #: How resampled weeks are cut from each split (``first_submit`` or ``calendar``).
     week_alignment: str
+    #: The settings of ``tuning.slurm_conf`` (:func:`scheduler.studies.common.slurm.
+    #: study_slurm`): the limits of every CONSERVATIVE pair and the multifactor priority; None
+    #: without the key.
+    slurm: dict[str, Any] | None = None
 
     @property
     def files(self) -> StudyFiles:
@@ -179,12 +186,13 @@ class TuningPlan:
         return batches[index]
 
     def cases(self) -> tuple[SimulationCase, ...]:
-        """Every (primary, backfill, threshold) of the search space."""
+        """Every (primary, backfill, threshold) of the search space (:func:`pair_runs`)."""
         return tuple(
             SimulationCase(p, b, t.label)
             for t in self.thresholds
             for p in self.primary_policies
             for b in self.backfill_policies
+            if pair_runs(p, b)
         )
 
     def figure_cases(self) -> tuple[SimulationCase, ...]:
@@ -196,10 +204,12 @@ class TuningPlan:
             SimulationCase(p, b, self.baseline.threshold)
             for p in self.primary_policies
             for b in self.backfill_policies
+            if pair_runs(p, b)
         ]
         for label in (NO_THRESHOLD, self.figure_threshold):
             wanted += [SimulationCase(p, self.thresholded_backfill, label)
-                       for p in self.primary_policies]  # fmt: skip
+                       for p in self.primary_policies
+                       if pair_runs(p, self.thresholded_backfill)]  # fmt: skip
         return tuple(dict.fromkeys(wanted))  # in order, without repeats
 
     def cases_of(self, split: str) -> tuple[SimulationCase, ...]:
@@ -458,7 +468,13 @@ class TuningPlan:
                 wildcards.split, wildcards.primary, wildcards.backfill
             ),
             "threshold_backfill": self.threshold_backfill,
+            "slurm": self.slurm_of(wildcards.backfill),
         }
+
+    def slurm_of(self, backfill: str) -> dict[str, Any] | None:
+        """The Slurm settings a pair with backfilling ``backfill`` runs under: the study's for
+        CONSERVATIVE, None for EASY (a changed slurm.conf reruns only conservative runs)."""
+        return self.slurm if backfill == CONSERVATIVE else None
 
     def weekly_cases(self, splits: tuple[str, ...]) -> list[list[str]]:
         """(split, primary, backfill, threshold) of every case of the week sources: a param of
@@ -488,6 +504,7 @@ class TuningPlan:
             "method": self.resampling,
             "threshold_backfill": self.threshold_backfill,
             "alignment": self.week_alignment,
+            "slurm": self.slurm,
         }
 
     def protocol_settings(self, wildcards: Any = None) -> dict[str, Any]:
@@ -524,6 +541,7 @@ class TuningPlan:
             "threshold": wildcards.threshold,
             "threshold_s": self.threshold_seconds(wildcards.threshold),
             "threshold_backfill": self.threshold_backfill,
+            "slurm": self.slurm_of(wildcards.backfill),
         }
 
     def baseline_only_settings(self, wildcards: Any = None) -> dict[str, Any]:
@@ -556,9 +574,24 @@ def _pair(item: object, key: str) -> tuple[str, str]:
                 f"config {key}: unknown policy {name!r} in {item!r}; the thesis' {name} is the "
                 f"registry's {alias} (largest expansion factor first)"
             )
-    primary = policy_list([names[0].strip()], key)[0]
+    primary = policy_list([names[0].strip()], key, multifactor=True)[0]
     backfill = policy_list([names[1].strip()], key, conservative=True)[0]
+    _check_pair(primary, backfill, key)
     return primary, backfill
+
+
+def pair_runs(primary: str, backfill: str) -> bool:
+    """Whether the pair is simulated: Slurm's multifactor priority runs only with conservative
+    backfilling (it is the order of Slurm's backfill, not an EASY queue order)."""
+    return primary != MULTIFACTOR or backfill == CONSERVATIVE
+
+
+def _check_pair(primary: str, backfill: str, key: str) -> None:
+    if not pair_runs(primary, backfill):
+        raise ConfigurationError(
+            f"config {key}: {MULTIFACTOR} runs with {CONSERVATIVE} backfilling only (Slurm's "
+            f"backfill), not with {backfill}"
+        )
 
 
 def _whole_log(config: Mapping[str, Any], section: Mapping[str, Any]) -> dict[str, Any]:
@@ -587,19 +620,32 @@ def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
     from scheduler.studies.common.study import study_section
 
     whole, tuning = study_section(config, TuningPlan.name)
-    primary = policy_list(tuning["primary_policies"], "tuning.primary_policies")
+    primary = policy_list(tuning["primary_policies"], "tuning.primary_policies", multifactor=True)
     backfill = policy_list(
         tuning["backfill_policies"], "tuning.backfill_policies", conservative=True
     )
+    slurm = study_slurm(tuning["slurm_conf"], "tuning.slurm_conf")
+    if MULTIFACTOR in primary:
+        if slurm is None or slurm["priority"] is None:
+            why = ("set tuning.slurm_conf to a slurm.conf with PriorityType=priority/multifactor"
+                   if slurm is None else
+                   "the slurm.conf of tuning.slurm_conf has PriorityType=priority/basic")
+            raise ConfigurationError(
+                f"config tuning.primary_policies: {MULTIFACTOR} needs Slurm's priority "
+                f"settings: {why}"
+            )  # fmt: skip
+        require_in(CONSERVATIVE in backfill, "tuning.backfill_policies", CONSERVATIVE,
+                   f"the backfilling of {MULTIFACTOR} (list it)")  # fmt: skip
     thresholds = threshold_list(tuning["thresholds"], "tuning.thresholds")
     labels = {t.label for t in thresholds}
 
     base = tuning["baseline"]
     baseline = SimulationCase(
-        policy_list([base["primary"]], "tuning.baseline.primary")[0],
+        policy_list([base["primary"]], "tuning.baseline.primary", multifactor=True)[0],
         policy_list([base["backfill"]], "tuning.baseline.backfill", conservative=True)[0],
         str(base["threshold"]),
     )
+    _check_pair(baseline.primary, baseline.backfill, "tuning.baseline")
     require_in(baseline.primary in primary, "tuning.baseline.primary", baseline.primary,
                "tuning.primary_policies")  # fmt: skip
     require_in(baseline.backfill in backfill, "tuning.baseline.backfill", baseline.backfill,
@@ -678,4 +724,5 @@ def tuning_plan(config: Mapping[str, Any]) -> TuningPlan:
         **_whole_log(whole, tuning["whole_log"]),
         threshold_backfill=tuning["threshold_backfill"],
         week_alignment=tuning["week_alignment"],
+        slurm=slurm,
     )

@@ -43,16 +43,18 @@ def simulate_batch(
     backfill: str,
     thresholds: Sequence[tuple[str, float]],
     threshold_backfill: bool,
+    slurm: Mapping[str, Any] | None,
     ctx: StepContext,
 ) -> None:
     """Simulate one (primary, backfill) under every threshold Θ of ``thresholds`` ((label,
     seconds) pairs) on every week of a batch; write the weekly figures, one row per (Θ, week)
-    (:func:`scheduler.studies.tuning.weeks.simulate_weeks`)."""
+    (:func:`scheduler.studies.tuning.weeks.simulate_weeks`; ``slurm``: the study's Slurm
+    settings, :mod:`scheduler.studies.common.slurm`)."""
     started = time.perf_counter()
     weeks, procs = kernel_arrays("weeks", weeks_path)
     table = simulate_weeks(
         weeks, procs, primary=primary, backfill=backfill, thresholds=thresholds,
-        trace=trace, split=split, threshold_backfill=threshold_backfill,
+        trace=trace, split=split, threshold_backfill=threshold_backfill, slurm=slurm,
     )  # fmt: skip
     labels = [label for label, _ in thresholds]
     write_parquet(table, out_path, ctx.record())
@@ -137,10 +139,12 @@ def bootstrap_batch(
     method: str,
     threshold_backfill: bool,
     alignment: str,
+    slurm: Mapping[str, Any] | None,
     ctx: StepContext,
 ) -> None:
     """Source-week bootstrap replicates ``first..last`` of the test split for the pairs learned
-    on the training weeks and the baseline (:mod:`scheduler.studies.tuning.bootstrap`)."""
+    on the training weeks and the baseline (:mod:`scheduler.studies.tuning.bootstrap`;
+    ``slurm``: the study's Slurm settings, :mod:`scheduler.studies.common.slurm`)."""
     from scheduler.core.steps import table_machine_procs
     from scheduler.studies.tuning.bootstrap import Configuration, bootstrap_replicates
     from scheduler.studies.tuning.stats import learned_pairs
@@ -164,7 +168,7 @@ def bootstrap_batch(
         read_table(split_path), table_machine_procs(split_path), configurations,
         replicates=range(first_replicate, last_replicate + 1), weeks=weeks, seed=seed,
         trace=trace, split="test", method=method, threshold_backfill=threshold_backfill,
-        calendar=calendar,
+        calendar=calendar, slurm=slurm,
     )  # fmt: skip
     write_parquet(table, out_path, ctx.record())
     ctx.log(f"{trace}: bootstrap replicates {first_replicate}..{last_replicate}, "
@@ -341,6 +345,7 @@ def simulate_whole_log(
     threshold: str,
     threshold_s: float,
     threshold_backfill: bool,
+    slurm: Mapping[str, Any] | None,
     ctx: StepContext,
 ) -> None:
     """Simulate EASY(primary, backfill, Θ) on a whole filtered log; write its one-row figures
@@ -351,19 +356,24 @@ def simulate_whole_log(
     study's reservation rule (``reservation="default"``, as every week of the study) and the
     requested times as estimates; with ``backfill`` =
     :data:`~scheduler.studies.common.config.CONSERVATIVE` it is
-    :func:`scheduler.simulate_conservative` under ``primary`` and Θ, as the weeks.
+    :func:`scheduler.simulate_conservative` under ``primary`` and Θ with the study's Slurm
+    settings ``slurm``, as the weeks (fair-share per user under one account).
     """
     from scheduler.core.steps import table_machine_procs
     from scheduler.sim.conservative import simulate_conservative
     from scheduler.sim.engine import simulate_easy
     from scheduler.studies.common.config import CONSERVATIVE
+    from scheduler.studies.common.slurm import SWF_ACCOUNT, conservative_kwargs
     from scheduler.studies.tuning.whole_log import whole_log_run
 
     started = time.perf_counter()
     jobs = read_table(filtered_path)
     procs = table_machine_procs(filtered_path)
     if backfill == CONSERVATIVE:
-        result = simulate_conservative(jobs, primary, threshold_s, machine_procs=procs)
+        result = simulate_conservative(
+            jobs, primary, threshold_s, machine_procs=procs, swf_account=SWF_ACCOUNT,
+            **conservative_kwargs(slurm, primary),
+        )  # fmt: skip
     else:
         result = simulate_easy(
             jobs, primary, backfill, threshold_s, machine_procs=procs, reservation="default",

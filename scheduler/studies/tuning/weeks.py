@@ -5,7 +5,8 @@ A simulation job of the queue-tuning study takes a batch of resampled weeks (a t
 policy) under every threshold Θ of the study and simulates every week on its own, from an empty
 machine until it drains: EASY(primary, backfill, Θ), or conservative backfilling in the primary
 order under Θ when the backfilling policy is
-:data:`~scheduler.studies.common.config.CONSERVATIVE`.
+:data:`~scheduler.studies.common.config.CONSERVATIVE` (with the study's Slurm settings, if any:
+:mod:`scheduler.studies.common.slurm`; the primary may then be Slurm's multifactor priority).
 Per week it keeps the figures of :data:`WEEKLY_COLUMNS`, computed straight from the start times
 by :func:`scheduler.sim.metrics.run_figures` (the one definition of each; τ = 10 s), without
 building a table per week.
@@ -14,7 +15,8 @@ building a table per week.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -25,8 +27,10 @@ from scheduler.policies import get_policy
 from scheduler.sim.arrays import WeekArrays
 from scheduler.sim.conservative import simulate_conservative_arrays
 from scheduler.sim.metrics import run_figures
+from scheduler.sim.multifactor import MULTIFACTOR
 from scheduler.sim.sweep import simulate_thresholds
 from scheduler.studies.common.config import CONSERVATIVE
+from scheduler.studies.common.slurm import conservative_kwargs, week_attributes
 from scheduler.studies.tuning.schema import WEEKLY_COLUMNS
 
 __all__ = ["WEEK_FIGURES", "run_label", "simulate_weeks"]
@@ -55,12 +59,16 @@ def simulate_weeks(
     trace: str,
     split: str,
     threshold_backfill: bool = False,
+    slurm: Mapping[str, Any] | None = None,
 ) -> pl.DataFrame:
     """Simulate EASY(primary, backfill, Θ) on every week of ``weeks`` independently, for every
     Θ of ``thresholds``; with ``backfill`` = :data:`~scheduler.studies.common.config.CONSERVATIVE`
     conservative backfilling in the thresholded primary order instead
-    (:func:`scheduler.sim.conservative.simulate_conservative_arrays`, no limit; its walk is
-    always in the thresholded order, so ``threshold_backfill`` does not apply).
+    (:func:`scheduler.sim.conservative.simulate_conservative_arrays`; its walk is always in the
+    thresholded order, so ``threshold_backfill`` does not apply), with the limits and the
+    multifactor priority of ``slurm`` (:func:`scheduler.studies.common.slurm.study_slurm`; no
+    limit without it). ``primary`` may be ``"multifactor"`` only then: fair-share per user of
+    the week (:func:`~scheduler.studies.common.slurm.week_attributes`), from no usage.
 
     Each week starts from an empty machine of ``machine_procs`` processors and runs until its
     last job ends. ``thresholds`` holds (label, seconds) pairs, e.g. ``("20h", 72000.0)``,
@@ -75,10 +83,17 @@ def simulate_weeks(
     never happens (e.g. its MaxWait without threshold is <= Θ). The figures are those of
     separate runs, exactly.
     """
-    get_policy(primary)
     conservative = backfill == CONSERVATIVE
+    if primary == MULTIFACTOR and not conservative:
+        raise ConfigurationError(
+            f"primary {MULTIFACTOR!r} runs with conservative backfilling only (backfilling "
+            f"policy {CONSERVATIVE}), got {backfill!r}"
+        )
+    if primary != MULTIFACTOR:
+        get_policy(primary)
     if not conservative:
         get_policy(backfill)
+    options = conservative_kwargs(slurm, primary) if conservative else {}
     if not thresholds:
         raise ConfigurationError("no threshold to simulate")
     labels = [label for label, _ in thresholds]
@@ -93,11 +108,13 @@ def simulate_weeks(
         lo, hi = weeks.bounds[k], weeks.bounds[k + 1]
         submit, run, procs = weeks.submit_s[lo:hi], weeks.run_s[lo:hi], weeks.procs[lo:hi]
         if conservative:
+            if primary == MULTIFACTOR:
+                options["attributes"] = week_attributes(weeks.user_id[lo:hi], submit)
             starts = [
                 simulate_conservative_arrays(
                     submit, procs, run, weeks.estimate_s[lo:hi], machine_procs,
                     primary=primary, threshold_s=value, job_id=weeks.job_id[lo:hi],
-                    validate=False,
+                    validate=False, **options,
                 ).start_s
                 for value in values
             ]  # fmt: skip

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 import math
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -20,10 +22,13 @@ from support.study_configs import (
 
 import scheduler
 from scheduler.core.errors import ConfigurationError
+from scheduler.sim.multifactor import MULTIFACTOR
+from scheduler.sim.slurm_conf import read_slurm_conf
 from scheduler.studies.common.config import CONSERVATIVE, Threshold, TraceEntry
 from scheduler.studies.common.study import validated_config
 from scheduler.studies.tuning.plan import Batch, SimulationCase, tuning_plan
 
+ROOT = Path(__file__).resolve().parents[3]
 POLICIES7 = ("FCFS", "LCFS", "SPF", "LPF", "SQF", "LQF", "LEXP")
 HOUR = 3600.0
 
@@ -309,6 +314,83 @@ def test_conservative_backfilling_is_a_backfilling_policy(config):
     with pytest.raises(ConfigurationError, match=r"or CONSERVATIVE \(conservative backfilling\)"):
         tuning_plan(with_tuning(config, backfill_policies=["FCFS", "CONSERVATIV"]))
     assert CONSERVATIVE not in scheduler.policy_names()
+
+
+SLURM_CONF = str(ROOT / "config" / "slurm" / "multifactor.conf")
+
+
+def test_multifactor_primary_runs_slurm_as_the_slurm_conf_says(config):
+    """With tuning.slurm_conf, multifactor is a primary order paired with CONSERVATIVE only;
+    the CONSERVATIVE runs (and only they) carry the file's limits and priority."""
+    plan = tuning_plan(with_tuning(
+        config, slurm_conf=SLURM_CONF, primary_policies=["FCFS", "Multifactor"],
+        backfill_policies=["FCFS", "CONSERVATIVE"],
+        figures={"weekly_backfill": "FCFS", "thresholded_backfill": "FCFS"},
+        whole_log={"pairs": ["multifactor-conservative", "FCFS-FCFS"]},
+    ))  # fmt: skip
+    assert plan.primary_policies == ("FCFS", MULTIFACTOR)
+    pairs = {(c.primary, c.backfill) for c in plan.cases()}
+    assert pairs == {("FCFS", "FCFS"), ("FCFS", CONSERVATIVE), (MULTIFACTOR, CONSERVATIVE)}
+    assert {(c.primary, c.backfill) for c in plan.figure_cases()} <= pairs
+    conf = read_slurm_conf(SLURM_CONF)
+    assert plan.slurm == {"limits": conf.backfill_kwargs(),
+                          "priority": conf.priority_kwargs()["priority"].to_dict()}  # fmt: skip
+    assert plan.slurm_of(CONSERVATIVE) == plan.slurm and plan.slurm_of("FCFS") is None
+    wildcards = SimpleNamespace(trace="KTH-SP2", split="train", primary=MULTIFACTOR,
+                                backfill=CONSERVATIVE, threshold="none")  # fmt: skip
+    assert plan.simulate_settings(wildcards)["slurm"] == plan.slurm
+    assert plan.whole_log_settings(wildcards)["slurm"] == plan.slurm
+    assert plan.bootstrap_settings(SimpleNamespace(trace="KTH-SP2", batch="0"))["slurm"] == (
+        plan.slurm
+    )
+    # without the key: CONSERVATIVE is unlimited, and the settings say so
+    assert tuning_plan(config).slurm is None
+
+
+def test_tuning_slurm_overlay_plans(config, monkeypatch):
+    """config/tuning-slurm.yaml (its slurm_conf relative to the working directory, the
+    repository's root as for Snakemake): multifactor with CONSERVATIVE beside EASY."""
+    monkeypatch.chdir(ROOT)
+    plan = tuning_plan(overlay(config, load("tuning-slurm.yaml")))
+    assert MULTIFACTOR in plan.primary_policies and CONSERVATIVE in plan.backfill_policies
+    assert (MULTIFACTOR, CONSERVATIVE) in plan.whole_log_pairs
+    assert plan.slurm is not None and plan.slurm["priority"]["weight_fairshare"] == 10000
+    assert plan.slurm["limits"]["bf_window_s"] == 1440 * 60.0
+
+
+@pytest.mark.parametrize(
+    ("overrides", "match"),
+    [
+        ({"primary_policies": ["FCFS", "multifactor"]},
+         r"tuning\.primary_policies: multifactor needs .*set tuning\.slurm_conf"),
+        ({"primary_policies": ["FCFS", "multifactor"], "slurm_conf": "BASIC"},
+         r"tuning\.primary_policies: .*PriorityType=priority/basic"),
+        ({"primary_policies": ["FCFS", "multifactor"], "slurm_conf": SLURM_CONF},
+         r"tuning\.backfill_policies: 'CONSERVATIVE' must be one of"),
+        ({"slurm_conf": SLURM_CONF, "primary_policies": ["FCFS", "multifactor"],
+          "backfill_policies": ["FCFS", "SPF", "CONSERVATIVE"],
+          "whole_log": {"pairs": ["multifactor-FCFS"]}},
+         r"tuning\.whole_log\.pairs: multifactor runs with CONSERVATIVE backfilling only"),
+        ({"slurm_conf": SLURM_CONF, "primary_policies": ["FCFS", "multifactor"],
+          "backfill_policies": ["FCFS", "SPF", "CONSERVATIVE"],
+          "baseline": {"primary": "multifactor", "backfill": "FCFS"}},
+         r"tuning\.baseline: multifactor runs with CONSERVATIVE backfilling only"),
+        ({"slurm_conf": "BAD"}, r"tuning\.slurm_conf: .*bad\.conf:2: .*SchedulerTimeSlice"),
+        ({"slurm_conf": "/nonexistent/slurm.conf"}, r"tuning\.slurm_conf: .*cannot read"),
+        ({"backfill_policies": ["FCFS", "multifactor"]}, r"unknown policy 'multifactor'"),
+    ],
+)  # fmt: skip
+def test_multifactor_and_slurm_conf_errors_name_the_key(config, tmp_path, overrides, match):
+    basic = tmp_path / "basic.conf"
+    basic.write_text("PriorityType=priority/basic\n")
+    bad = tmp_path / "bad.conf"
+    bad.write_text("SchedulerType=sched/backfill\nSchedulerTimeSlice=30\n")
+    paths = {"BASIC": str(basic), "BAD": str(bad)}
+    if "slurm_conf" in overrides:
+        overrides = {**overrides, "slurm_conf": paths.get(overrides["slurm_conf"],
+                                                          overrides["slurm_conf"])}  # fmt: skip
+    with pytest.raises(ConfigurationError, match=match):
+        tuning_plan(with_tuning(config, **overrides))
 
 
 def test_thresholds_sorted_by_seconds(config):

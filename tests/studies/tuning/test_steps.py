@@ -21,12 +21,16 @@ from scheduler.core.code_hash import package_hash
 from scheduler.core.constants import SWF_COLUMNS
 from scheduler.core.errors import ConfigurationError, TraceFormatError
 from scheduler.core.provenance import read_csv, read_parquet_provenance
+from scheduler.sim.multifactor import MULTIFACTOR, MultifactorPriority
 from scheduler.studies.common.config import CONSERVATIVE
+from scheduler.studies.common.slurm import study_slurm
 from scheduler.studies.tuning import steps as tuning_steps
 from scheduler.studies.tuning.schema import WEEKLY_COLUMNS
 from scheduler.studies.tuning.stats import PROTOCOL_COLUMNS, SUMMARY_COLUMNS
 from scheduler.traces import steps as trace_steps
 from scheduler.traces.resample import WEEK_COLUMNS
+
+ROOT = Path(__file__).resolve().parents[3]
 
 TRACE = "KTH-SP2"
 SEED = 20261121
@@ -72,7 +76,7 @@ def study(kth_path, tmp_path_factory) -> Path:
                 trace=TRACE, split=split, primary=primary, backfill=backfill,
                 thresholds=[(t, s) for p, b, t, s in CONFIGS if (p, b) == (primary, backfill)],
                 log_path=str(logs / "simulate.log"),
-                threshold_backfill=False,
+                threshold_backfill=False, slurm=None,
             )  # fmt: skip
             sims.append(str(out))
     tuning_steps.collect_weekly(
@@ -293,7 +297,10 @@ def test_whole_log_simulation_and_table(study, tmp_path):
     import scheduler
 
     pairs = [("FCFS", "FCFS", "none", math.inf), ("SPF", "SPF", "none", math.inf),
-             ("LEXP", "LEXP", "20h", 72000.0), ("SPF", CONSERVATIVE, "20h", 72000.0)]  # fmt: skip
+             ("LEXP", "LEXP", "20h", 72000.0), ("SPF", CONSERVATIVE, "20h", 72000.0),
+             (MULTIFACTOR, CONSERVATIVE, "none", math.inf)]  # fmt: skip
+    # the example site's slurm.conf: its limits and multifactor priority (docs/tuning.md)
+    slurm = study_slurm(str(ROOT / "config/slurm/multifactor.conf"), "tuning.slurm_conf")
     runs = []
     for primary, backfill, threshold, threshold_s in pairs:
         out = tmp_path / f"{primary}-{backfill}-{threshold}.parquet"
@@ -301,24 +308,28 @@ def test_whole_log_simulation_and_table(study, tmp_path):
             str(study / "filtered.parquet"), str(out), trace=TRACE, primary=primary,
             backfill=backfill, threshold=threshold, threshold_s=threshold_s,
             log_path=str(tmp_path / "whole.log"),
-            threshold_backfill=False,
+            threshold_backfill=False, slurm=slurm if primary == MULTIFACTOR else None,
         )  # fmt: skip
         runs.append(str(out))
     jobs = pl.read_parquet(study / "filtered.parquet")
+    slurm_kwargs = {"swf_account": "single", **slurm["limits"],
+                    "priority": MultifactorPriority(**slurm["priority"])}  # fmt: skip
     direct = {
         (p, b, t): (
-            scheduler.simulate_conservative(jobs, p, t, machine_procs=100)
+            scheduler.simulate_conservative(jobs, p, t, machine_procs=100,
+                                            **(slurm_kwargs if p == MULTIFACTOR else {}))
             if b == CONSERVATIVE else scheduler.simulate(jobs, p, b, t, machine_procs=100)
         ).summary
         for p, b, t, _ in pairs
     }  # fmt: skip
     assert direct["SPF", CONSERVATIVE, "20h"] != direct["SPF", "SPF", "none"]
+    assert direct[MULTIFACTOR, CONSERVATIVE, "none"] != direct["FCFS", "FCFS", "none"]
     tuning_steps.tabulate_whole_log(
         runs, str(tmp_path / "t.parquet"), str(tmp_path / "t.csv"), str(tmp_path / "t.md"),
         baseline=BASELINE, log_path=str(tmp_path / "table.log"),
     )  # fmt: skip
     table = pl.read_parquet(tmp_path / "t.parquet")
-    assert table.height == 4 and (table["jobs"] == KTH_KEPT).all()
+    assert table.height == 5 and (table["jobs"] == KTH_KEPT).all()
     base = direct["FCFS", "FCFS", "none"]
     for row in table.iter_rows(named=True):
         summary = direct[row["primary"], row["backfill"], row["threshold"]]
@@ -334,7 +345,7 @@ def test_whole_log_simulation_and_table(study, tmp_path):
     markdown = (tmp_path / "t.md").read_text()
     assert "relative to EASY-FCFS-FCFS" in markdown and "| KTH-SP2 | SPF | SPF |" in markdown
     lines = (tmp_path / "whole.log").read_text().splitlines()
-    assert len(lines) == 2 * 4  # each run: its name, then its line
+    assert len(lines) == 2 * len(pairs)  # each run: its name, then its line
     assert lines[0].endswith(" studies.tuning.steps.simulate_whole_log: started")
     # without the baseline's run the table cannot be relative to it
     with pytest.raises(core_steps.StepError, match="baseline EASY-FCFS-FCFS has no run"):
@@ -437,7 +448,7 @@ def test_unreadable_weeks_batch_is_an_error_naming_the_file(study, tmp_path, dam
         tuning_steps.simulate_batch(
             str(bad), str(out), trace=TRACE, split="test", primary="FCFS", backfill="FCFS",
             thresholds=[("none", math.inf)], log_path=str(log),
-            threshold_backfill=False,
+            threshold_backfill=False, slurm=None,
         )  # fmt: skip
     assert "batch0.parquet: not a readable parquet table" in log.read_text()
     assert not out.exists()

@@ -4,6 +4,7 @@ weekly figure must equal what the public ``scheduler.simulate`` reports for that
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -13,13 +14,16 @@ import scheduler
 from scheduler.core.errors import ConfigurationError
 from scheduler.core.units import parse_duration
 from scheduler.sim.arrays import week_arrays
+from scheduler.sim.multifactor import MULTIFACTOR, MultifactorPriority
 from scheduler.studies.common.config import CONSERVATIVE
+from scheduler.studies.common.slurm import study_slurm
 from scheduler.studies.tuning.schema import WEEKLY_COLUMNS
 from scheduler.studies.tuning.weeks import simulate_weeks
 from scheduler.traces.filters import strong_filter
 from scheduler.traces.resample import resample_weeks, split_at_midpoint
 from scheduler.traces.swf import read_swf
 
+ROOT = Path(__file__).resolve().parents[3]
 MACHINE = 100
 WEEK_INDICES = [0, 1, 7]
 FIGURES = ("avg_wait_s", "max_wait_s", "avg_bsld", "max_bsld", "utilisation")
@@ -39,7 +43,7 @@ def arrays(weeks):
     return week_arrays(weeks, MACHINE, source="batch.parquet")
 
 
-def run(arrays, primary, backfill, *thresholds, threshold_backfill=False):
+def run(arrays, primary, backfill, *thresholds, threshold_backfill=False, slurm=None):
     return simulate_weeks(
         arrays,
         MACHINE,
@@ -49,6 +53,7 @@ def run(arrays, primary, backfill, *thresholds, threshold_backfill=False):
         trace="KTH-SP2",
         split="train",
         threshold_backfill=threshold_backfill,
+        slurm=slurm,
     )
 
 
@@ -90,6 +95,55 @@ def test_conservative_weeks_match_simulate_conservative(weeks, arrays, primary, 
         assert row["jobs"] == week.height == summary.jobs
         for name in FIGURES:
             assert row[name] == pytest.approx(getattr(summary, name), rel=1e-12), name
+
+
+@pytest.fixture(scope="module")
+def slurm():
+    """The example site's Slurm settings (its limits and multifactor priority), as the plan
+    hands them to the steps."""
+    return study_slurm(str(ROOT / "config" / "slurm" / "multifactor.conf"), "tuning.slurm_conf")
+
+
+@pytest.mark.parametrize("threshold", ["none", "5h"])
+def test_multifactor_weeks_match_simulate_conservative(weeks, arrays, slurm, threshold):
+    """Primary multifactor: every week is Slurm's backfill under the slurm.conf's limits and
+    multifactor priority, fair-share per user under one account from no usage, figure for
+    figure as the public API reports it for that week alone (the week's jobs without group
+    or partition: SWF's -1)."""
+    table = run(arrays, MULTIFACTOR, CONSERVATIVE, threshold, slurm=slurm)
+    assert (table["primary"] == MULTIFACTOR).all()
+    fcfs = run(arrays, "FCFS", CONSERVATIVE, threshold, slurm=slurm)
+    assert not table.select(FIGURES).equals(fcfs.select(FIGURES))
+    for row in table.iter_rows(named=True):
+        week = weeks.filter(pl.col("week_index") == row["week_index"]).with_columns(
+            group_id=pl.lit(-1), partition_id=pl.lit(-1)
+        )
+        summary = scheduler.simulate_conservative(
+            week, MULTIFACTOR, threshold, machine_procs=MACHINE, swf_account="single",
+            priority=MultifactorPriority(**slurm["priority"]), **slurm["limits"],
+        ).summary  # fmt: skip
+        for name in FIGURES:
+            assert row[name] == pytest.approx(getattr(summary, name), rel=1e-12), name
+
+
+def test_multifactor_weeks_without_weights_are_fcfs(arrays, slurm):
+    """Degenerate: every weight 0 gives every job priority 0, ties by submission: Slurm's
+    backfill in FCFS order under the same limits, week by week; and the limits act (the
+    unlimited conservative weeks differ)."""
+    flat = {**slurm, "priority": {**slurm["priority"], "weight_age": 0, "weight_fairshare": 0,
+                                  "weight_job_size": 0}}  # fmt: skip
+    mf = run(arrays, MULTIFACTOR, CONSERVATIVE, "none", slurm=flat)
+    fcfs = run(arrays, "FCFS", CONSERVATIVE, "none", slurm=flat)
+    assert mf.select(FIGURES).equals(fcfs.select(FIGURES))
+    unlimited = run(arrays, "FCFS", CONSERVATIVE, "none")
+    assert not unlimited.select(FIGURES).equals(fcfs.select(FIGURES))
+
+
+def test_multifactor_needs_slurm_settings_and_conservative(arrays, slurm):
+    with pytest.raises(ConfigurationError, match=r"needs a slurm\.conf with PriorityType"):
+        run(arrays, MULTIFACTOR, CONSERVATIVE, "none")
+    with pytest.raises(ConfigurationError, match="conservative backfilling only"):
+        run(arrays, MULTIFACTOR, "FCFS", "none", slurm=slurm)
 
 
 def test_threshold_is_applied(arrays):
