@@ -53,6 +53,7 @@ __all__ = [
     "P_W_AGE",
     "P_W_FS",
     "advance",
+    "catch_up",
     "priority",
 ]  # fmt: skip
 
@@ -215,17 +216,20 @@ def _resort(iwork, istate, keys):
 def advance(jobs, keys, threshold_s, depth, window_s, resolution, interval, max_test,
             queue_depth, outlive, istate, iwork, fwork, prof, params, jattr, jfloat, user_acct,
             user_ratio, user_shares_norm, user_raw, acct_raw, root, acct_efctv, user_efctv,
-            user_valid, mstate, scratch, memo, node_procs):  # fmt: skip
-    """Run every event to the end; return the number of event instants processed.
+            user_valid, mstate, scratch, memo, node_procs, t_stop, last_now):  # fmt: skip
+    """Process every event instant ``t < t_stop`` (``inf``: to the end); return the number of
+    event instants processed.
 
     The limits as :func:`scheduler.sim._conservative_kernel.advance`; ``keys[P_BASE]`` is
     written here (``-priority``; after the run: minus each job's priority when it started).
     At an instant: completions (and their usage), the decay tick, submissions (and their
-    priorities), the main pass, the backfill pass (at a backfill instant).
+    priorities), the main pass, the backfill pass (at a backfill instant). ``last_now``: the
+    last instant processed before (``-inf`` at the start; a run resumed where one stopped at
+    ``t_stop`` passes the float just below it: the periodic backfill instants go on as in one
+    run).
     """
     n = jobs.shape[1]
     instants = 0
-    last_now = -np.inf
     period = params[P_PERIOD]
     while True:
         now = ck.next_instant(last_now, interval, jobs, istate, iwork, fwork)
@@ -233,6 +237,8 @@ def advance(jobs, keys, threshold_s, depth, window_s, resolution, interval, max_
             return instants
         # ticks matter until the last job ends: they decay the usage the priorities read
         now = min(now, mstate[NEXT_TICK])
+        if now >= t_stop:
+            return instants
         ended = ck.complete_until(now, jobs, istate, iwork, fwork, memo, scratch)
         if ended > 0:
             # their usage in job order (the heap's order of equal ends is arbitrary)
@@ -265,3 +271,108 @@ def advance(jobs, keys, threshold_s, depth, window_s, resolution, interval, max_
             k._compact(iwork, istate, True, False)
         last_now = now
         instants += 1
+
+
+@jit
+def catch_up(t_from, t_to, jobs, keys, istate, iwork, fwork, params, jattr, jfloat, user_acct,
+             user_ratio, user_shares_norm, user_raw, acct_raw, root, acct_efctv, user_efctv,
+             user_valid, mstate, scratch, cand):  # fmt: skip
+    """Bring the priority plugin's state from ``t_from`` to ``t_to`` after another scheduler
+    ran the machine over ``[t_from, t_to)``: what :func:`advance` would have recorded had it
+    watched the same starts and ends. Return the number of decay ticks replayed.
+
+    Before: the usage and ``mstate`` hold every end and tick before ``t_from``. The events of
+    ``[t_from, t_to)`` are replayed in time order, at one instant as :func:`advance` orders
+    them: the ends (job order: their usage), the tick (decay, the running jobs' usage, every
+    waiting job's priority), the submissions (their priority). Running at a tick ``t``: started
+    before ``t`` and ending after it; waiting: submitted before ``t``, not started before it.
+    After: the usage and ``mstate`` as :func:`advance` leaves them at ``t_to``, and
+    ``keys[P_BASE]`` of every job waiting at ``t_to`` the priority Slurm would hold for it (at
+    the last tick, or at its submission after it). PQ is not touched (the caller sorts it).
+
+    ``cand``: the jobs that may have waited during ``[t_from, t_to)`` (waiting at ``t_to`` or
+    started in the interval), in job order; ``scratch`` (n,) int64 work space.
+    """
+    period = params[P_PERIOD]
+    # the ends of the interval in (end, job) order
+    m = 0
+    for j in range(istate[k.NEXT_SUB]):
+        e = fwork[k.END, j]
+        if not np.isnan(fwork[k.START, j]) and e >= t_from and e < t_to:
+            scratch[m] = j
+            m += 1
+    ends = scratch[:m].copy()
+    if m > 1:
+        order = np.argsort(fwork[k.END][ends], kind="mergesort")  # ties: job order
+        ends = ends[order]
+    running = np.empty(istate[k.RLEN] + m, dtype=np.int64)
+    ticks = 0
+    e = 0
+    s = 0  # submissions: the candidates submitted in the interval, in job order
+    while s < cand.size and jobs[k.SUBMIT, cand[s]] < t_from:
+        s += 1
+    while True:
+        t_tick = mstate[NEXT_TICK]
+        tick = t_tick < t_to
+        t = t_tick if tick else t_to
+        # every end and submission before the tick (or the interval's end), in time order
+        while True:
+            t_end = fwork[k.END, ends[e]] if e < m else np.inf
+            t_sub = jobs[k.SUBMIT, cand[s]] if s < cand.size else np.inf
+            if tick:
+                if t_end > t and t_sub >= t:
+                    break
+            elif t_end >= t and t_sub >= t:
+                break
+            if t_end <= t_sub:  # ends first at one instant
+                j = ends[e]
+                _add_usage(j, mstate[LAST_RAN], fwork[k.END, j], params, jobs, jattr, fwork,
+                           user_acct, user_raw, acct_raw, root)  # fmt: skip
+                e += 1
+            else:
+                j = cand[s]
+                keys[k.P_BASE, j] = -priority(t_sub, j, params, jattr, jfloat, user_acct,
+                                              user_ratio, user_shares_norm, user_raw, root,
+                                              acct_efctv, user_efctv, user_valid)  # fmt: skip
+                s += 1
+        if not tick:
+            return ticks
+        # the tick: as _tick, the running and waiting jobs found from the start times
+        for a in range(acct_raw.shape[0]):
+            acct_efctv[a] = 0.0 if root[0] == 0.0 else min(acct_raw[a] / root[0], 1.0)
+        user_valid[:] = 0
+        last = mstate[LAST_RAN]
+        mstate[LAST_RAN] = t
+        if last != -np.inf and t - last > 0.0:
+            real_decay = max(params[P_DECAY] ** (t - last), _DBL_MIN)
+            if real_decay != 1.0:
+                for u in range(user_raw.shape[0]):
+                    user_raw[u] *= real_decay
+                for a in range(acct_raw.shape[0]):
+                    acct_raw[a] *= real_decay
+                root[0] *= real_decay
+            r = 0
+            for i in range(istate[k.RLEN]):
+                j = iwork[k.RUNNING, i]
+                if fwork[k.START, j] < t:
+                    running[r] = j
+                    r += 1
+            for i in range(m):
+                j = ends[i]
+                if fwork[k.START, j] < t and fwork[k.END, j] > t:
+                    running[r] = j
+                    r += 1
+            live = running[:r]
+            live.sort()
+            for i in range(r):
+                _add_usage(live[i], last, t, params, jobs, jattr, fwork, user_acct, user_raw,
+                           acct_raw, root)  # fmt: skip
+            for i in range(cand.size):
+                j = cand[i]
+                start = fwork[k.START, j]
+                if jobs[k.SUBMIT, j] < t and (np.isnan(start) or start >= t):
+                    keys[k.P_BASE, j] = -priority(t, j, params, jattr, jfloat, user_acct,
+                                                  user_ratio, user_shares_norm, user_raw, root,
+                                                  acct_efctv, user_efctv, user_valid)  # fmt: skip
+        mstate[NEXT_TICK] = (np.floor(t / period) + 1.0) * period
+        ticks += 1

@@ -141,7 +141,7 @@ def _duration(name: str, value: object, *, zero_ok: bool) -> float | None:
     return seconds
 
 
-def _limits(
+def checked_limits(
     depth: object,
     bf_window_s: object,
     bf_resolution_s: object,
@@ -166,6 +166,39 @@ def _limits(
             else _count("default_queue_depth", default_queue_depth, 1)
         ),
     }
+
+
+def kernel_limits(
+    limits: dict[str, object], machine_procs: int
+) -> tuple[int, float, float, float, int, int, int]:
+    """The checked limits (:func:`checked_limits`) as the kernels take them: ``(depth, window_s,
+    resolution, interval, max_test, queue_depth, node_procs)``, -1 for no count limit, ``inf``
+    for no window, 0 for no resolution, interval or node.
+
+    Raises
+    ------
+    ConfigurationError
+        ``node_procs`` does not divide ``machine_procs``.
+    """
+
+    def seconds(name: str, none: float) -> float:
+        value = limits[name]
+        return none if value is None else float(value)  # type: ignore[arg-type]
+
+    def count(name: str) -> int:
+        value = limits[name]
+        return -1 if value is None else int(value)  # type: ignore[call-overload]
+
+    nodes = 0 if limits["node_procs"] is None else int(limits["node_procs"])  # type: ignore[call-overload]
+    if nodes and machine_procs % nodes:
+        raise ConfigurationError(
+            f"node_procs={nodes} does not divide the machine's {machine_procs} processors"
+        )
+    return (
+        count("depth"), seconds("bf_window_s", math.inf), seconds("bf_resolution_s", 0.0),
+        seconds("bf_interval_s", 0.0), count("bf_max_job_test"), count("default_queue_depth"),
+        nodes,
+    )  # fmt: skip
 
 
 def _threshold(value: object) -> float:
@@ -208,20 +241,9 @@ def _run(
     )  # fmt: skip
     jobs = matrix.jobs
     n = jobs.shape[1]
-
-    def seconds(name: str, none: float) -> float:
-        value = limits[name]
-        return none if value is None else float(value)  # type: ignore[arg-type]
-
-    def count(name: str) -> int:
-        value = limits[name]
-        return -1 if value is None else int(value)  # type: ignore[call-overload]
-
-    nodes = 0 if limits["node_procs"] is None else int(limits["node_procs"])  # type: ignore[call-overload]
-    if nodes and machine_procs % nodes:
-        raise ConfigurationError(
-            f"node_procs={nodes} does not divide the machine's {machine_procs} processors"
-        )
+    depth, window_s, resolution, interval, max_test, queue_depth, nodes = kernel_limits(
+        limits, machine_procs
+    )
     if primary == MULTIFACTOR:
         if attributes is None:
             raise ConfigurationError(
@@ -230,11 +252,10 @@ def _run(
             )
         schedule, resumed = run_multifactor(
             matrix, machine_procs, MultifactorPriority() if priority is None else priority,
-            attributes, threshold_s=threshold_s, depth=count("depth"),
-            window_s=seconds("bf_window_s", math.inf), resolution=seconds("bf_resolution_s", 0.0),
-            interval=seconds("bf_interval_s", 0.0), max_test=count("bf_max_job_test"),
-            queue_depth=count("default_queue_depth"), outlive_code=_OUTLIVE_CODES[outlive],
-            resume=resume, node_procs=nodes,
+            attributes, threshold_s=threshold_s, depth=depth, window_s=window_s,
+            resolution=resolution, interval=interval, max_test=max_test,
+            queue_depth=queue_depth, outlive_code=_OUTLIVE_CODES[outlive], resume=resume,
+            node_procs=nodes,
         )  # fmt: skip
         return ConservativeSchedule(*schedule), resumed
     key = priority_key(primary, matrix.policy_inputs(), validate=validate)
@@ -245,10 +266,9 @@ def _run(
     prof = np.empty((2, ckernel.profile_capacity(n)), dtype=np.float64)
     memo = ckernel.new_memory(n, resume)
     call_repairing_cache(
-        ckernel.advance, jobs, keys, key.is_static, threshold_s, count("depth"),
-        seconds("bf_window_s", math.inf), seconds("bf_resolution_s", 0.0),
-        seconds("bf_interval_s", 0.0), count("bf_max_job_test"), count("default_queue_depth"),
-        _OUTLIVE_CODES[outlive], istate, iwork, fwork, prof, memo, nodes,
+        ckernel.advance, jobs, keys, key.is_static, threshold_s, depth, window_s, resolution,
+        interval, max_test, queue_depth, _OUTLIVE_CODES[outlive], istate, iwork, fwork, prof,
+        memo, nodes,
     )  # fmt: skip
     schedule = ConservativeSchedule(
         matrix.restore(fwork[kernel.START]),
@@ -291,7 +311,7 @@ def simulate_conservative_arrays(
     return _run(
         submit_s, procs, run_s, estimate_s, machine_procs_value(machine_procs),
         primary=primary, threshold_s=_threshold(threshold_s),
-        limits=_limits(depth, bf_window_s, bf_resolution_s, bf_interval_s, bf_max_job_test,
+        limits=checked_limits(depth, bf_window_s, bf_resolution_s, bf_interval_s, bf_max_job_test,
                        default_queue_depth, node_procs),
         requested_s=requested_s, job_id=job_id, outlive=outlive,
         validate=flag(validate, "validate"), priority=priority, attributes=attributes,
@@ -375,7 +395,7 @@ def simulate_conservative(
     table, m = trace_table(trace, machine_procs, "simulate_conservative")
     m = machine_procs_value(m)
     threshold_s = _threshold(threshold)
-    limits = _limits(depth, bf_window_s, bf_resolution_s, bf_interval_s, bf_max_job_test,
+    limits = checked_limits(depth, bf_window_s, bf_resolution_s, bf_interval_s, bf_max_job_test,
                      default_queue_depth, node_procs)  # fmt: skip
     jobs, estimate_label = job_table(table, estimate)
     multifactor = primary == MULTIFACTOR

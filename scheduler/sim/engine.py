@@ -128,6 +128,11 @@ class Simulation:
         self._static = (True, kernel.PQ, True, kernel.B_PLAIN)
         self._policies: tuple[str | None, str | None] = (None, None)
         self.istate, self.iwork, self.fwork = kernel.new_state(self.jobs, self.machine_procs)
+        #: Every event instant before it has been processed (s; ``-inf`` before any run): the
+        #: largest ``until_s`` of a run so far, by :meth:`run` or another scheduler sharing the
+        #: state (:class:`scheduler.sim.multifactor.MultifactorArm`); runs with
+        #: ``pause_overdue_s`` leave it unchanged.
+        self.processed_until_s = -math.inf
 
     def _key(self, name: str) -> PriorityKey:
         """The priority key of policy ``name`` over this simulation's jobs, computed once:
@@ -212,7 +217,10 @@ class Simulation:
             self.iwork,
             self.fwork,
         )
-        return int(call_repairing_cache(kernel.advance, *args))
+        instants = int(call_repairing_cache(kernel.advance, *args))
+        if pause_overdue_s == math.inf:  # a paused run stopped at an instant not recorded
+            self.processed_until_s = max(self.processed_until_s, until_s)
+        return instants
 
     def copy(self) -> Simulation:
         """An independent copy of this simulation in its current state (the job arrays and

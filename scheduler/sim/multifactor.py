@@ -318,6 +318,144 @@ def _named_factor(
     return np.where(value > 0, _norm(value, table), 0.0) * float(weight)
 
 
+class MultifactorState:
+    """The priority plugin's state over one set of jobs: each job's attributes as codes and
+    factors, the associations' shares, their decayed usage, the decay clock and the jobs'
+    priorities (``keys[P_BASE]`` = minus the priority). Built once per run; :meth:`advance`
+    runs the compiled loop on a simulation state (``istate, iwork, fwork`` of
+    :func:`scheduler.sim._kernel.new_state`) up to a time, :meth:`catch_up` brings the usage
+    and priorities up to date after another scheduler ran the machine.
+
+    ``matrix`` in kernel order; ``priority`` and ``attributes`` (caller's order) as
+    :func:`run_multifactor`.
+    """
+
+    def __init__(
+        self,
+        matrix: JobMatrix,
+        machine_procs: int,
+        priority: MultifactorPriority,
+        attributes: JobAttributes,
+    ) -> None:
+        ppn = priority.procs_per_node or 1
+        if machine_procs % ppn:
+            raise ConfigurationError(
+                f"procs_per_node={ppn} does not divide the machine's {machine_procs} processors"
+            )
+        jobs = matrix.jobs
+        n = jobs.shape[1]
+        order = np.arange(n) if matrix.order is None else matrix.order
+        attrs = JobAttributes(*(a[order] for a in check_attributes(attributes, n)))
+        # a job is not eligible before it is submitted
+        attrs = attrs._replace(eligible_s=np.maximum(attrs.eligible_s, jobs[kernel.SUBMIT]))
+        account_shares = dict(priority.account_shares)
+        user_shares = dict(priority.user_shares)
+        # the associations: every one a job uses or the settings name; per-job integer codes
+        # (no per-job strings: a whole log has hundreds of thousands of jobs)
+        user_names, user_code = _codes(attrs.user)
+        acct_names, acct_code = _codes(attrs.account)
+        pair_code, pair_index = np.unique(acct_code * len(user_names) + user_code,
+                                          return_inverse=True)  # fmt: skip
+        job_pairs = [f"{acct_names[c // len(user_names)]}/{user_names[c % len(user_names)]}"
+                     for c in pair_code.tolist()]  # fmt: skip
+        assocs = sorted({*job_pairs, *user_shares})
+        accounts = sorted({*acct_names, *account_shares,
+                           *(key.rsplit("/", 1)[0] for key in user_shares)})  # fmt: skip
+        acct_index = {a: i for i, a in enumerate(accounts)}
+        assoc_index = {a: i for i, a in enumerate(assocs)}
+        user_acct = np.array([acct_index[a.rsplit("/", 1)[0]] for a in assocs], dtype=np.int64)
+        s_acct = np.array([account_shares.get(a, 1) for a in accounts], dtype=np.float64)
+        s_user = np.array([user_shares.get(a, 1) for a in assocs], dtype=np.float64)
+        level_acct = s_acct.sum()
+        level_user = np.bincount(user_acct, weights=s_user, minlength=len(accounts))[user_acct]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            user_ratio = np.where(level_user > 0, s_user / level_user, -1.0)
+            # Slurm's shares_norm: the product of shares / level shares from the association up
+            shares_norm = np.where(level_user > 0, s_user / level_user, 0.0)
+            shares_norm = shares_norm * (s_acct[user_acct] / level_acct if level_acct > 0 else 0.0)
+        jattr = np.empty((2, n), dtype=np.int64)
+        jattr[mkernel.J_USER] = np.array([assoc_index[a] for a in job_pairs], dtype=np.int64)[
+            pair_index
+        ]
+        jattr[mkernel.J_ACCT] = user_acct[jattr[mkernel.J_USER]]
+        jfloat = np.empty((4, n), dtype=np.float64)
+        jfloat[mkernel.J_ELIG] = attrs.eligible_s
+        jfloat[mkernel.J_JS] = (
+            _job_size(jobs[kernel.PROCS], machine_procs, priority) * float(priority.weight_job_size)
+            if priority.weight_job_size
+            else 0.0
+        )
+        # a partition's PriorityJobFactor is 1 unless set, a QOS's Priority 0
+        jfloat[mkernel.J_PART] = _named_factor(
+            attrs.partition, dict(priority.partition_job_factor), 1, priority.weight_partition
+        )
+        jfloat[mkernel.J_QOS] = _named_factor(attrs.qos, dict(priority.qos_priority), 0,
+                                              priority.weight_qos)  # fmt: skip
+        params = np.empty(mkernel.MP_ROWS, dtype=np.float64)
+        params[mkernel.P_W_AGE] = priority.weight_age
+        params[mkernel.P_W_FS] = priority.weight_fairshare
+        params[mkernel.P_MAX_AGE] = priority.max_age_s
+        hl = priority.decay_half_life_s
+        params[mkernel.P_DECAY] = 1.0 - 0.693 / hl if hl > 0 else 1.0
+        params[mkernel.P_DAMP] = priority.dampening
+        params[mkernel.P_PERIOD] = priority.calc_period_s
+        self.mstate = np.empty(mkernel.M_ROWS, dtype=np.float64)
+        self.mstate[mkernel.LAST_RAN] = -np.inf
+        first = float(jobs[kernel.SUBMIT, 0]) if n else 0.0
+        period = priority.calc_period_s
+        self.mstate[mkernel.NEXT_TICK] = math.floor(first / period) * period
+        self.keys = np.zeros((4, n), dtype=np.float64)
+        self.keys[kernel.P_DIV] = self.keys[kernel.B_DIV] = np.inf
+        nu, na = len(assocs), len(accounts)
+        self.jobs = jobs
+        # the plugin's arrays in the kernel's argument order, from params to user_valid
+        self.plugin = (
+            params, jattr, jfloat, user_acct, user_ratio.astype(np.float64),
+            shares_norm.astype(np.float64), np.zeros(nu), np.zeros(na), np.zeros(1),
+            np.zeros(na), np.zeros(nu), np.zeros(nu, dtype=np.int64),
+        )  # fmt: skip
+        self.scratch = np.empty(n, dtype=np.int64)
+
+    def usage(self) -> tuple[np.ndarray, ...]:
+        """Copies of the decayed usage (users, accounts, root) and ``mstate`` (for tests)."""
+        return (*(a.copy() for a in self.plugin[6:9]), self.mstate.copy())
+
+    def advance(
+        self, istate: np.ndarray, iwork: np.ndarray, fwork: np.ndarray, prof: np.ndarray,
+        memo: np.ndarray, limits: tuple[Any, ...], *, t_stop: float = math.inf,
+        last_now: float = -math.inf,
+    ) -> int:  # fmt: skip
+        """Run the compiled loop over the instants ``< t_stop`` (:func:`scheduler.sim.
+        _multifactor_kernel.advance`); ``limits``: ``(threshold_s, depth, window_s,
+        resolution, interval, max_test, queue_depth, outlive_code, node_procs)``."""
+        threshold_s, depth, window_s, resolution, interval, max_test, queue_depth, outlive, \
+            nodes = limits  # fmt: skip
+        return int(call_repairing_cache(
+            mkernel.advance, self.jobs, self.keys, threshold_s, depth, window_s, resolution,
+            interval, max_test, queue_depth, outlive, istate, iwork, fwork, prof, *self.plugin,
+            self.mstate, self.scratch, memo, nodes, float(t_stop), float(last_now),
+        ))  # fmt: skip
+
+    def catch_up(
+        self, t_from: float, t_to: float, istate: np.ndarray, iwork: np.ndarray,
+        fwork: np.ndarray,
+    ) -> int:  # fmt: skip
+        """The usage, decay clock and waiting jobs' priorities at ``t_to`` after another
+        scheduler ran the machine over ``[t_from, t_to)`` (:func:`scheduler.sim.
+        _multifactor_kernel.catch_up`); then PQ sorted by priority (ties in job order).
+        Returns the decay ticks replayed."""
+        queue = iwork[kernel.QUEUE, : istate[kernel.QLEN]]
+        waiting = queue[iwork[kernel.STATUS, queue] == kernel.WAITING]
+        started = fwork[kernel.START, : istate[kernel.NEXT_SUB]]
+        recent = np.flatnonzero((started >= t_from) & (started < t_to))
+        cand = np.union1d(waiting, recent).astype(np.int64)
+        ticks = int(call_repairing_cache(
+            mkernel.catch_up, float(t_from), float(t_to), self.jobs, self.keys, istate, iwork,
+            fwork, *self.plugin, self.mstate, self.scratch, cand,
+        ))  # fmt: skip
+        return ticks
+
+
 def run_multifactor(
     matrix: JobMatrix,
     machine_procs: int,
@@ -339,85 +477,17 @@ def run_multifactor(
     schedule and how many backfill passes resumed the previous one (``resume``: as
     :func:`scheduler.sim._conservative_kernel.new_memory`; ``node_procs`` as its
     ``advance``)."""
-    ppn = priority.procs_per_node or 1
-    if machine_procs % ppn:
-        raise ConfigurationError(
-            f"procs_per_node={ppn} does not divide the machine's {machine_procs} processors"
-        )
+    state = MultifactorState(matrix, machine_procs, priority, attributes)
     jobs = matrix.jobs
     n = jobs.shape[1]
-    order = np.arange(n) if matrix.order is None else matrix.order
-    attrs = JobAttributes(*(a[order] for a in check_attributes(attributes, n)))
-    # a job is not eligible before it is submitted
-    attrs = attrs._replace(eligible_s=np.maximum(attrs.eligible_s, jobs[kernel.SUBMIT]))
-    account_shares = dict(priority.account_shares)
-    user_shares = dict(priority.user_shares)
-    # the associations: every one a job uses or the settings name; per-job integer codes
-    # (no per-job strings: a whole log has hundreds of thousands of jobs)
-    user_names, user_code = _codes(attrs.user)
-    acct_names, acct_code = _codes(attrs.account)
-    pair_code, pair_index = np.unique(acct_code * len(user_names) + user_code,
-                                      return_inverse=True)  # fmt: skip
-    job_pairs = [f"{acct_names[c // len(user_names)]}/{user_names[c % len(user_names)]}"
-                 for c in pair_code.tolist()]  # fmt: skip
-    assocs = sorted({*job_pairs, *user_shares})
-    accounts = sorted({*acct_names, *account_shares,
-                       *(key.rsplit("/", 1)[0] for key in user_shares)})  # fmt: skip
-    acct_index = {a: i for i, a in enumerate(accounts)}
-    assoc_index = {a: i for i, a in enumerate(assocs)}
-    user_acct = np.array([acct_index[a.rsplit("/", 1)[0]] for a in assocs], dtype=np.int64)
-    s_acct = np.array([account_shares.get(a, 1) for a in accounts], dtype=np.float64)
-    s_user = np.array([user_shares.get(a, 1) for a in assocs], dtype=np.float64)
-    level_acct = s_acct.sum()
-    level_user = np.bincount(user_acct, weights=s_user, minlength=len(accounts))[user_acct]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        user_ratio = np.where(level_user > 0, s_user / level_user, -1.0)
-        # Slurm's shares_norm: the product of shares / level shares from the association up
-        shares_norm = np.where(level_user > 0, s_user / level_user, 0.0)
-        shares_norm = shares_norm * (s_acct[user_acct] / level_acct if level_acct > 0 else 0.0)
-    jattr = np.empty((2, n), dtype=np.int64)
-    jattr[mkernel.J_USER] = np.array([assoc_index[a] for a in job_pairs], dtype=np.int64)[
-        pair_index
-    ]
-    jattr[mkernel.J_ACCT] = user_acct[jattr[mkernel.J_USER]]
-    jfloat = np.empty((4, n), dtype=np.float64)
-    jfloat[mkernel.J_ELIG] = attrs.eligible_s
-    jfloat[mkernel.J_JS] = (
-        _job_size(jobs[kernel.PROCS], machine_procs, priority) * float(priority.weight_job_size)
-        if priority.weight_job_size
-        else 0.0
-    )
-    # a partition's PriorityJobFactor is 1 unless set, a QOS's Priority 0
-    jfloat[mkernel.J_PART] = _named_factor(
-        attrs.partition, dict(priority.partition_job_factor), 1, priority.weight_partition
-    )
-    jfloat[mkernel.J_QOS] = _named_factor(attrs.qos, dict(priority.qos_priority), 0,
-                                          priority.weight_qos)  # fmt: skip
-    params = np.empty(mkernel.MP_ROWS, dtype=np.float64)
-    params[mkernel.P_W_AGE] = priority.weight_age
-    params[mkernel.P_W_FS] = priority.weight_fairshare
-    params[mkernel.P_MAX_AGE] = priority.max_age_s
-    hl = priority.decay_half_life_s
-    params[mkernel.P_DECAY] = 1.0 - 0.693 / hl if hl > 0 else 1.0
-    params[mkernel.P_DAMP] = priority.dampening
-    params[mkernel.P_PERIOD] = priority.calc_period_s
-    mstate = np.empty(mkernel.M_ROWS, dtype=np.float64)
-    mstate[mkernel.LAST_RAN] = -np.inf
-    first = float(jobs[kernel.SUBMIT, 0]) if n else 0.0
-    mstate[mkernel.NEXT_TICK] = math.floor(first / priority.calc_period_s) * priority.calc_period_s
-    keys = np.zeros((4, n), dtype=np.float64)
-    keys[kernel.P_DIV] = keys[kernel.B_DIV] = np.inf
     istate, iwork, fwork = kernel.new_state(jobs, machine_procs)
     prof = np.empty((2, ck.profile_capacity(n)), dtype=np.float64)
     memo = ck.new_memory(n, resume)
-    nu, na = len(assocs), len(accounts)
-    call_repairing_cache(
-        mkernel.advance, jobs, keys, threshold_s, depth, window_s, resolution, interval,
-        max_test, queue_depth, outlive_code, istate, iwork, fwork, prof, params, jattr, jfloat,
-        user_acct, user_ratio.astype(np.float64), shares_norm.astype(np.float64),
-        np.zeros(nu), np.zeros(na), np.zeros(1), np.zeros(na), np.zeros(nu),
-        np.zeros(nu, dtype=np.int64), mstate, np.empty(n, dtype=np.int64), memo, node_procs,
-    )  # fmt: skip
+    state.advance(istate, iwork, fwork, prof, memo, (
+        threshold_s, depth, window_s, resolution, interval, max_test, queue_depth,
+        outlive_code, node_procs,
+    ))  # fmt: skip
+    keys = state.keys
     schedule = MultifactorSchedule(
         matrix.restore(fwork[kernel.START]),
         matrix.restore(iwork[kernel.STATUS] == kernel.STARTED_BACKFILL),

@@ -25,8 +25,8 @@ from support.workloads import workloads
 from scheduler import ConfigurationError, read_swf, simulate, strong_filter
 from scheduler.policies import policy_names
 from scheduler.sim.conservative import (
-    _limits,
     _run,
+    checked_limits,
     simulate_conservative,
     simulate_conservative_arrays,
 )
@@ -308,7 +308,7 @@ def resumed_and_afresh(jobs, machine_procs, primary="FCFS", threshold_s=np.inf, 
                    for name in ("submit_s", "procs", "run_s", "estimate_s"))  # fmt: skip
     runs = [
         _run(*arrays, machine_procs, primary=primary, threshold_s=threshold_s,
-             limits=_limits(**{**dict.fromkeys(LIMITS_NAMES), **limits}),
+             limits=checked_limits(**{**dict.fromkeys(LIMITS_NAMES), **limits}),
              requested_s=arrays[3], job_id=np.array([j.job_id for j in jobs]),
              outlive="double", validate=True, resume=resume)
         for resume in (True, False)
