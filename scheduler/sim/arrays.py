@@ -96,7 +96,8 @@ def week_arrays(weeks: pl.DataFrame, machine_procs: int, *, source: str = "weeks
 class TraceArrays:
     """One long trace as kernel arrays, jobs in (submit time, job number) order.
 
-    Times in seconds, ``procs`` in processors, ``estimate_s`` the requested time.
+    Times in seconds, ``procs`` in processors, ``estimate_s`` the requested time, ``user_id``
+    the SWF user number (-1: unknown; read only by a fair-share priority).
     """
 
     job_id: np.ndarray
@@ -104,6 +105,7 @@ class TraceArrays:
     run_s: np.ndarray
     procs: np.ndarray
     estimate_s: np.ndarray
+    user_id: np.ndarray
 
     @property
     def jobs(self) -> int:
@@ -117,7 +119,8 @@ def trace_arrays(table: pl.DataFrame, machine_procs: int, *, source: str = "trac
         table.with_columns(pl.lit(0, dtype=pl.Int64).alias("week_index")), machine_procs,
         source=source,
     )  # fmt: skip
-    return TraceArrays(weeks.job_id, weeks.submit_s, weeks.run_s, weeks.procs, weeks.estimate_s)
+    return TraceArrays(weeks.job_id, weeks.submit_s, weeks.run_s, weeks.procs, weeks.estimate_s,
+                       weeks.user_id)  # fmt: skip
 
 
 #: How a table file of each kind becomes checked kernel arrays.

@@ -240,6 +240,24 @@ def test_changing_the_online_backfill_order_reruns_the_online_simulations(
     assert {"online_tables", "online_figure"} <= set(jobs)
 
 
+def test_the_multifactor_arm_runs_through_snakemake(study: Path, tmp_path: Path) -> None:
+    """online.slurm_conf and multifactor among the policies: the costs and every run rerun
+    (the policy set changed), not the long traces; the tables hold the fixed multifactor arm
+    and the full selector chooses it."""
+    project = copy_with(study, tmp_path, "online", slurm_conf="config/slurm/multifactor.conf",
+                        policies=["FCFS", "multifactor"], selectors=["full"])  # fmt: skip
+    ran = run_jobs(project, "--until", "online_tables")
+    # 2 replicas x (2 fixed arms + full at 2 periods)
+    assert ran["online_run"] == 2 * (2 + 2) and "long_trace" not in ran, ran
+    changes = read_csv(project / "results/online/tables/changes.csv")
+    arm = changes.filter(pl.col("strategy") == "fixed:multifactor")
+    assert arm.height == 1 and arm["relative_change"][0] != 0.0
+    folder = project / "results/online/KTH-slice/choices"
+    chosen = {policy for path in folder.glob("[0-9]*/full/*.parquet")
+              for policy in pl.read_parquet(path)["policy"].to_list()}  # fmt: skip
+    assert chosen == {"FCFS", "multifactor"}
+
+
 def test_online_study_tables_and_figures(study: Path) -> None:
     changes = read_csv(study / "results/online/tables/changes.csv")
     fixed = changes.filter(pl.col("strategy").str.starts_with("fixed:"))

@@ -28,7 +28,7 @@ import polars as pl
 
 from scheduler.core.errors import ConfigurationError
 
-__all__ = ["SWF_ACCOUNT", "conservative_kwargs", "study_slurm", "week_attributes"]
+__all__ = ["SWF_ACCOUNT", "conservative_kwargs", "study_slurm", "user_attributes"]
 
 #: How a study's jobs get their account (:func:`scheduler.sim.multifactor.job_attributes`): one
 #: account for all (resampled weeks keep no group).
@@ -85,10 +85,10 @@ def conservative_kwargs(slurm: Mapping[str, Any] | None, primary: str) -> dict[s
     return kwargs
 
 
-def week_attributes(user_id: np.ndarray, submit_s: np.ndarray) -> Any:
-    """The :class:`~scheduler.sim.multifactor.JobAttributes` of a resampled week's jobs: each
-    job's user (SWF user number), one account (:data:`SWF_ACCOUNT`), no partition (SWF's -1),
-    QOS ``normal``, eligible at submission (``submit_s``, s)."""
+def user_attributes(user_id: np.ndarray, submit_s: np.ndarray) -> Any:
+    """The :class:`~scheduler.sim.multifactor.JobAttributes` of resampled jobs (a week, a long
+    trace): each job's user (SWF user number), one account (:data:`SWF_ACCOUNT`), no partition
+    (SWF's -1), QOS ``normal``, eligible at submission (``submit_s``, s)."""
     from scheduler.sim.multifactor import job_attributes
 
     n = len(user_id)

@@ -31,13 +31,19 @@ The long traces it runs on are built by :mod:`scheduler.studies.online.long_trac
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.sim.arrays import TraceArrays
+from scheduler.sim.conservative import simulate_conservative_arrays
 from scheduler.sim.engine import Simulation, simulate_arrays
+from scheduler.sim.multifactor import MULTIFACTOR
+from scheduler.sim.slurm_arm import MultifactorArm
+from scheduler.studies.common.slurm import conservative_kwargs, user_attributes
 from scheduler.studies.online.selectors import PeriodFeedback, Selector
 
 __all__ = [
@@ -87,10 +93,13 @@ def simulated_period_costs(
     threshold_s: float,
     threshold_backfill: bool = True,
     period_origin_s: float | None = None,
+    slurm: Mapping[str, Any] | None = None,
 ) -> np.ndarray:
     """w(t; P): for each period t and policy P, the sum of the waits (s) of the jobs submitted
     during t, simulated alone under EASY(P, P, Θ) from an empty machine until it drains
-    (``threshold_backfill``: backfill in the thresholded order, as the live system).
+    (``threshold_backfill``: backfill in the thresholded order, as the live system); for P =
+    ``"multifactor"`` under Slurm's scheduler as ``slurm`` configures it
+    (:mod:`scheduler.studies.common.slurm`; fair-share per user, from no usage).
 
     Period t is ``[origin + t·Δ, origin + (t+1)·Δ)`` with origin ``period_origin_s`` (s;
     ``None``: the first submission), as in :func:`run_online`. Returns a float64 array of shape
@@ -102,18 +111,27 @@ def simulated_period_costs(
     t0 = _period_origin(trace.submit_s, period_origin_s)
     bounds = _period_bounds(trace.submit_s, period_s, t0)
     costs = np.zeros((bounds.size - 1, len(policies)), dtype=np.float64)
+    options = conservative_kwargs(slurm, MULTIFACTOR) if MULTIFACTOR in policies else {}
     for t in range(bounds.size - 1):
         lo, hi = bounds[t], bounds[t + 1]
         if hi == lo:
             continue
         submit = trace.submit_s[lo:hi]
         for k, policy in enumerate(policies):
-            start = simulate_arrays(
-                submit, trace.procs[lo:hi], trace.run_s[lo:hi], trace.estimate_s[lo:hi],
-                machine_procs, primary=policy, backfill=policy, threshold_s=threshold_s,
-                threshold_backfill=threshold_backfill, job_id=trace.job_id[lo:hi],
-                validate=False,
-            )  # fmt: skip
+            if policy == MULTIFACTOR:
+                start = simulate_conservative_arrays(
+                    submit, trace.procs[lo:hi], trace.run_s[lo:hi], trace.estimate_s[lo:hi],
+                    machine_procs, primary=policy, threshold_s=threshold_s,
+                    job_id=trace.job_id[lo:hi], validate=False,
+                    attributes=user_attributes(trace.user_id[lo:hi], submit), **options,
+                ).start_s  # fmt: skip
+            else:
+                start = simulate_arrays(
+                    submit, trace.procs[lo:hi], trace.run_s[lo:hi], trace.estimate_s[lo:hi],
+                    machine_procs, primary=policy, backfill=policy, threshold_s=threshold_s,
+                    threshold_backfill=threshold_backfill, job_id=trace.job_id[lo:hi],
+                    validate=False,
+                )  # fmt: skip
             costs[t, k] = float((start - submit).sum())
     return costs
 
@@ -146,10 +164,15 @@ def run_online(
     threshold_backfill: bool = True,
     costs: np.ndarray | None = None,
     period_origin_s: float | None = None,
+    slurm: Mapping[str, Any] | None = None,
 ) -> OnlineRun:
     """Run the live EASY(P_t, P_t, Θ) system, asking ``selector`` for P_t every period.
 
     ``threshold_backfill`` (default: Algorithm 2) backfills in the thresholded order of P_t.
+    P_t = ``"multifactor"`` runs the period under Slurm's scheduler as ``slurm`` configures
+    it (:class:`scheduler.sim.slurm_arm.MultifactorArm` on the same machine: its fair-share
+    usage counts every job that ran, whichever policy scheduled it; Θ applies, overdue jobs
+    first).
 
     ``costs`` is :func:`simulated_period_costs` for the selector's policies, ``period_s`` and
     ``period_origin_s`` (required when ``selector.needs_simulation``). Period t is
@@ -172,6 +195,12 @@ def run_online(
     )
     if simulation.kernel_order is not None:
         raise ConfigurationError("the trace's jobs must be in (submit time, job number) order")
+    arm = None
+    if MULTIFACTOR in selector.policies:
+        arm = MultifactorArm(
+            simulation, attributes=user_attributes(trace.user_id, submit),
+            **conservative_kwargs(slurm, MULTIFACTOR),
+        )  # fmt: skip
     started = simulation.start_s_view()
     zero = np.zeros(len(selector.policies))
     t0 = _period_origin(submit, period_origin_s)
@@ -181,10 +210,13 @@ def run_online(
         policy = selector.choose(period)
         choices.append(policy)
         t_end = t0 + (period + 1) * period_s
-        simulation.run(
-            t_end, primary=policy, backfill=policy, threshold_s=threshold_s,
-            threshold_backfill=threshold_backfill,
-        )  # fmt: skip
+        if policy == MULTIFACTOR:
+            arm.run(t_end, threshold_s=threshold_s)  # type: ignore[union-attr]
+        else:
+            simulation.run(
+                t_end, primary=policy, backfill=policy, threshold_s=threshold_s,
+                threshold_backfill=threshold_backfill,
+            )  # fmt: skip
         # jobs submitted by t_end join the watch list; those ended before t_end report now
         arrived = int(np.searchsorted(submit, t_end, side="left"))
         pending = np.concatenate((pending, np.arange(next_job, arrived, dtype=np.int64)))

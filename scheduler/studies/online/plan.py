@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 from scheduler.core.errors import ConfigurationError
 from scheduler.core.units import parse_duration
 from scheduler.policies.learned import learned_policy_files
+from scheduler.sim.multifactor import MULTIFACTOR
 from scheduler.studies.common.config import (
     MAX_SIMULATION_JOBS,
     Threshold,
@@ -32,6 +33,7 @@ from scheduler.studies.common.config import (
     threshold_list,
 )
 from scheduler.studies.common.paths import Reported, StudyFiles, filtered_file, output_paths
+from scheduler.studies.common.slurm import study_slurm
 from scheduler.studies.online.selectors import (
     EPSILON_GREEDY,
     FIXED,
@@ -104,6 +106,9 @@ class OnlinePlan:
     #: Where the policy periods (and the daily curve's days) start (``calendar``: the long
     #: trace's origin, a local Monday 00:00; ``first_submit``: its first submission).
     period_alignment: str
+    #: The settings of ``online.slurm_conf`` (:func:`scheduler.studies.common.slurm.
+    #: study_slurm`) when ``multifactor`` is one of the policies (its arm), else None.
+    slurm: dict[str, Any] | None
 
     @property
     def files(self) -> StudyFiles:
@@ -264,6 +269,7 @@ class OnlinePlan:
             "threshold_s": self.threshold_s,
             "threshold_backfill": self.threshold_backfill,
             "period_alignment": self.period_alignment,
+            "slurm": self.slurm,
         }
 
     def run_settings(self, wildcards: Any) -> dict[str, Any]:
@@ -280,6 +286,7 @@ class OnlinePlan:
             "seed": self.seed,
             "options": dict(self.selector_options),
             "period_alignment": self.period_alignment,
+            "slurm": self.slurm,
         }
 
     def tables_settings(self, wildcards: Any = None) -> dict[str, Any]:
@@ -323,10 +330,18 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
     from scheduler.studies.common.study import study_section
 
     whole, online = study_section(config, OnlinePlan.name)
-    policies = policy_list(online["policies"], "online.policies")
-    reference = policy_list([online["reference"]], "online.reference")[0]
+    policies = policy_list(online["policies"], "online.policies", multifactor=True)
+    slurm = study_slurm(online["slurm_conf"], "online.slurm_conf")
+    if MULTIFACTOR in policies and (slurm is None or slurm["priority"] is None):
+        why = ("set online.slurm_conf to a slurm.conf with PriorityType=priority/multifactor"
+               if slurm is None else
+               "the slurm.conf of online.slurm_conf has PriorityType=priority/basic")
+        raise ConfigurationError(
+            f"config online.policies: {MULTIFACTOR} needs Slurm's priority settings: {why}"
+        )  # fmt: skip
+    reference = policy_list([online["reference"]], "online.reference", multifactor=True)[0]
     require_in(reference in policies, "online.reference", reference, "online.policies")
-    initial = policy_list([online["initial"]], "online.initial")[0]
+    initial = policy_list([online["initial"]], "online.initial", multifactor=True)[0]
     require_in(initial in policies, "online.initial", initial, "online.policies")
     threshold_s = threshold_list([online["threshold"]], "online.threshold")[0].seconds
     periods = []
@@ -434,4 +449,5 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
         },
         week_alignment=week_alignment,
         period_alignment=period_alignment,
+        slurm=slurm if MULTIFACTOR in policies else None,
     )

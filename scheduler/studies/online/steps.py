@@ -127,18 +127,20 @@ def period_costs(
     threshold_s: float,
     threshold_backfill: bool,
     period_alignment: str,
+    slurm: Mapping[str, Any] | None,
     ctx: StepContext,
 ) -> None:
     """Simulated feedback of a long trace: w(t; P) for every period t and policy P
     (``threshold_backfill``: backfill in the thresholded order, ``online.threshold_backfill``;
-    periods aligned as ``period_alignment`` says, see :func:`long_trace_period_origin`)."""
+    periods aligned as ``period_alignment`` says, see :func:`long_trace_period_origin`;
+    ``slurm``: the multifactor policy's Slurm settings, :mod:`scheduler.studies.common.slurm`)."""
     started = time.perf_counter()
     origin = long_trace_period_origin(trace_path, period_alignment)
     arrays, procs = kernel_arrays("long_trace", trace_path)
     costs = simulated_period_costs(
         arrays, procs, tuple(policies), period_s=period_s, threshold_s=threshold_s,
         threshold_backfill=threshold_backfill,
-        period_origin_s=origin,
+        period_origin_s=origin, slurm=slurm,
     )  # fmt: skip
     table = pl.DataFrame(
         {"period_index": np.arange(costs.shape[0], dtype=np.int64)}
@@ -167,13 +169,14 @@ def online_run(
     options: Mapping[str, Any],
     costs_path: str | Sequence[str] | None = None,
     period_alignment: str,
+    slurm: Mapping[str, Any] | None,
     ctx: StepContext,
 ) -> None:
     """One live run of a strategy (a selector spec) on a long trace: daily cumulative waits
     and the policy chosen in every period (``threshold_backfill``: EASY(P, Θ) backfills in the
     thresholded order, ``online.threshold_backfill``; periods and days aligned as
     ``period_alignment`` says, see :func:`long_trace_period_origin`; the costs must have been
-    computed with the same)."""
+    computed with the same; ``slurm``: the multifactor arm's Slurm settings)."""
     started = time.perf_counter()
     origin = long_trace_period_origin(trace_path, period_alignment)
     arrays, procs = kernel_arrays("long_trace", trace_path)
@@ -190,6 +193,7 @@ def online_run(
     result = run_online(
         arrays, procs, selector, period_s=period_s, threshold_s=threshold_s,
         threshold_backfill=threshold_backfill, costs=costs, period_origin_s=origin,
+        slurm=slurm,
     )  # fmt: skip
     days = result.daily_cumulative_wait_s.size
     keys = {"trace": trace, "replica": replica, "strategy": strategy, "period": period}

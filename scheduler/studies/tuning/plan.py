@@ -124,7 +124,7 @@ class TuningPlan:
     #: The settings of ``tuning.slurm_conf`` (:func:`scheduler.studies.common.slurm.
     #: study_slurm`): the limits of every CONSERVATIVE pair and the multifactor priority; None
     #: without the key.
-    slurm: dict[str, Any] | None = None
+    slurm: dict[str, Any] | None
 
     @property
     def files(self) -> StudyFiles:

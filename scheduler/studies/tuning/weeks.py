@@ -30,7 +30,7 @@ from scheduler.sim.metrics import run_figures
 from scheduler.sim.multifactor import MULTIFACTOR
 from scheduler.sim.sweep import simulate_thresholds
 from scheduler.studies.common.config import CONSERVATIVE
-from scheduler.studies.common.slurm import conservative_kwargs, week_attributes
+from scheduler.studies.common.slurm import conservative_kwargs, user_attributes
 from scheduler.studies.tuning.schema import WEEKLY_COLUMNS
 
 __all__ = ["WEEK_FIGURES", "run_label", "simulate_weeks"]
@@ -68,7 +68,7 @@ def simulate_weeks(
     thresholded order, so ``threshold_backfill`` does not apply), with the limits and the
     multifactor priority of ``slurm`` (:func:`scheduler.studies.common.slurm.study_slurm`; no
     limit without it). ``primary`` may be ``"multifactor"`` only then: fair-share per user of
-    the week (:func:`~scheduler.studies.common.slurm.week_attributes`), from no usage.
+    the week (:func:`~scheduler.studies.common.slurm.user_attributes`), from no usage.
 
     Each week starts from an empty machine of ``machine_procs`` processors and runs until its
     last job ends. ``thresholds`` holds (label, seconds) pairs, e.g. ``("20h", 72000.0)``,
@@ -109,7 +109,7 @@ def simulate_weeks(
         submit, run, procs = weeks.submit_s[lo:hi], weeks.run_s[lo:hi], weeks.procs[lo:hi]
         if conservative:
             if primary == MULTIFACTOR:
-                options["attributes"] = week_attributes(weeks.user_id[lo:hi], submit)
+                options["attributes"] = user_attributes(weeks.user_id[lo:hi], submit)
             starts = [
                 simulate_conservative_arrays(
                     submit, procs, run, weeks.estimate_s[lo:hi], machine_procs,

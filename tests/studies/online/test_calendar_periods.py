@@ -208,7 +208,7 @@ def test_online_steps_align_periods_and_days_as_configured(study) -> None:
             str(paths["calendar"]), str(curve), str(choices), trace="sthlm", replica=0,
             strategy="fixed:FCFS", period="1d", period_s=DAY_S, policies=list(POLICIES),
             threshold_s=THETA, seed=1, period_alignment=alignment,
-            threshold_backfill=True, options={},
+            threshold_backfill=True, options={}, slurm=None,
         )  # fmt: skip
         curves[alignment] = pl.read_parquet(curve)
     direct = scheduler.simulate(pl.read_parquet(paths["calendar"]), "FCFS", "FCFS", THETA,
@@ -224,7 +224,7 @@ def test_online_steps_align_periods_and_days_as_configured(study) -> None:
             str(paths["first_submit"]), str(root / "costs.parquet"), trace="sthlm", replica=0,
             period="1d", period_s=DAY_S, policies=list(POLICIES), threshold_s=THETA,
             period_alignment="calendar",
-            threshold_backfill=True,
+            threshold_backfill=True, slurm=None,
         )  # fmt: skip
 
 

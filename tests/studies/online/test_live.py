@@ -4,6 +4,7 @@ traces."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -14,6 +15,9 @@ from scheduler.core.constants import WEEK_S
 from scheduler.core.errors import ConfigurationError
 from scheduler.sim.arrays import trace_arrays
 from scheduler.sim.engine import Simulation
+from scheduler.sim.multifactor import MULTIFACTOR
+from scheduler.sim.slurm_arm import MultifactorArm
+from scheduler.studies.common.slurm import conservative_kwargs, study_slurm, user_attributes
 from scheduler.studies.online.live import (
     DAY_S,
     run_online,
@@ -25,6 +29,7 @@ from scheduler.traces.filters import strong_filter
 from scheduler.traces.resample import resample_weeks
 from scheduler.traces.swf import read_swf
 
+ROOT = Path(__file__).resolve().parents[3]
 MACHINE = 100
 THETA = 40 * 3600.0
 POLICIES = ("FCFS", "SPF", "LEXP", "LQF")
@@ -125,6 +130,73 @@ def test_switching_mid_run_equals_the_two_halves_by_hand(arrays) -> None:
     assert np.array_equal(run.start_s, by_hand.start_s)
     only_lqf = run_online(arrays, MACHINE, Scripted(["LQF"]), period_s=DAY_S, threshold_s=THETA)
     assert not np.array_equal(run.start_s, only_lqf.start_s)  # the switch mattered
+
+
+@pytest.fixture(scope="module")
+def slurm():
+    """The example site's slurm.conf: Slurm's limits and multifactor priority."""
+    return study_slurm(str(ROOT / "config/slurm/multifactor.conf"), "online.slurm_conf")
+
+
+def multifactor_direct(table, slurm, threshold_s=THETA):
+    """Slurm's scheduler on the whole long trace in one run (its jobs have no group or
+    partition: SWF's -1; one account)."""
+    jobs = table.with_columns(group_id=pl.lit(-1), partition_id=pl.lit(-1))
+    return scheduler.simulate_conservative(
+        jobs, MULTIFACTOR, threshold_s, machine_procs=MACHINE, swf_account="single",
+        **conservative_kwargs(slurm, MULTIFACTOR),
+    )  # fmt: skip
+
+
+def test_a_fixed_multifactor_arm_is_one_slurm_run(table, arrays, slurm) -> None:
+    """The multifactor arm alone, period after period, is Slurm's scheduler over the whole
+    long trace in one run, job for job."""
+    run = run_online(arrays, MACHINE, Scripted([MULTIFACTOR]), period_s=DAY_S,
+                     threshold_s=THETA, slurm=slurm)  # fmt: skip
+    direct = multifactor_direct(table, slurm)
+    assert np.array_equal(run.start_s, direct.jobs.sort("job_id")["start_s"].to_numpy())
+    assert set(run.choices) == {MULTIFACTOR}
+
+
+def test_switching_to_the_multifactor_arm_and_back(table, arrays, slurm) -> None:
+    """LQF for 3 days, Slurm's scheduler for 10, then SPF: the same as the shared simulation
+    driven by hand (the arm's fair-share counting the LQF days' jobs), and each switch
+    matters."""
+    script = ["LQF"] * 3 + [MULTIFACTOR] * 10 + ["SPF"]
+    run = run_online(arrays, MACHINE, Scripted(script), period_s=DAY_S, threshold_s=THETA,
+                     slurm=slurm)  # fmt: skip
+    by_hand = Simulation(
+        arrays.submit_s, arrays.procs, arrays.run_s, arrays.estimate_s, MACHINE,
+        job_id=arrays.job_id,
+    )  # fmt: skip
+    arm = MultifactorArm(by_hand, attributes=user_attributes(arrays.user_id, arrays.submit_s),
+                         **conservative_kwargs(slurm, MULTIFACTOR))  # fmt: skip
+    t0 = arrays.submit_s[0]
+    by_hand.run(t0 + 3 * DAY_S, primary="LQF", backfill="LQF", threshold_s=THETA,
+                threshold_backfill=True)  # fmt: skip
+    arm.run(t0 + 13 * DAY_S, threshold_s=THETA)
+    by_hand.run(primary="SPF", backfill="SPF", threshold_s=THETA, threshold_backfill=True)
+    assert np.array_equal(run.start_s, by_hand.start_s)
+    assert arm.replayed_ticks > 0
+    alone = run_online(arrays, MACHINE, Scripted(["LQF"] * 3 + ["SPF"]), period_s=DAY_S,
+                       threshold_s=THETA)  # fmt: skip
+    assert not np.array_equal(run.start_s, alone.start_s)
+
+
+def test_multifactor_costs_simulate_each_period_alone(table, arrays, slurm) -> None:
+    costs = simulated_period_costs(
+        arrays, MACHINE, ("FCFS", MULTIFACTOR), period_s=DAY_S, threshold_s=THETA, slurm=slurm,
+    )  # fmt: skip
+    t0 = arrays.submit_s[0]
+    for t in (0, 9):
+        jobs = table.filter(
+            (pl.col("submit_s") >= t0 + t * DAY_S) & (pl.col("submit_s") < t0 + (t + 1) * DAY_S)
+        )
+        expected = float(multifactor_direct(jobs, slurm).jobs["wait_s"].sum())
+        assert costs[t, 1] == pytest.approx(expected, rel=1e-12, abs=1e-9)
+    assert not np.allclose(costs[:, 0], costs[:, 1])
+    with pytest.raises(ConfigurationError, match=r"needs a slurm\.conf"):
+        simulated_period_costs(arrays, MACHINE, (MULTIFACTOR,), period_s=DAY_S, threshold_s=THETA)
 
 
 def test_live_feedback_accounts_for_every_job_once(arrays) -> None:

@@ -153,7 +153,7 @@ def test_online_steps_pass_the_backfill_order_on(
     common = {"trace": "KTH-slice", "replica": 0, "period": "1d", "period_s": DAY_S,
               "policies": policies, "threshold_s": threshold_s,
               "threshold_backfill": threshold_backfill,
-              "period_alignment": "calendar"}  # fmt: skip
+              "period_alignment": "calendar", "slurm": None}  # fmt: skip
     costs_path = str(tmp_path / "costs.parquet")
     online_steps.period_costs(long_trace_path, costs_path, **common)
     arrays, procs = kernel_arrays("long_trace", long_trace_path)
@@ -179,7 +179,7 @@ def test_online_run_step_backfill_orders_differ(tmp_path: Path, long_trace_path:
             long_trace_path, curve, str(tmp_path / f"choices-{flag}.parquet"), trace="KTH-slice",
             replica=0, strategy="fixed:SPF", period="1d", period_s=DAY_S,
             policies=["FCFS", "SPF"], threshold_s=7200.0, seed=0, threshold_backfill=flag,
-            options={}, period_alignment="calendar",
+            options={}, period_alignment="calendar", slurm=None,
         )  # fmt: skip
         totals.append(pl.read_parquet(curve)["cumulative_wait_s"][-1])
     assert totals[0] != totals[1]

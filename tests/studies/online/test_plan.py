@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import re
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,6 +16,8 @@ from support.study_configs import (
 )
 
 from scheduler.core.errors import ConfigurationError
+from scheduler.sim.multifactor import MULTIFACTOR
+from scheduler.studies.common.slurm import study_slurm
 from scheduler.studies.common.study import config_schema
 from scheduler.studies.online.epsilon import EPSILON_VOTES
 from scheduler.studies.online.plan import THESIS_SELECTORS, online_plan, strategy_slug
@@ -105,6 +108,32 @@ def test_online_plan_errors_name_the_key(config, change, message) -> None:
     changed = copy.deepcopy(config)
     changed["online"].update(change)
     with pytest.raises(ConfigurationError, match=message.replace("(", r"\(")):
+        online_plan(changed)
+
+
+def test_multifactor_is_an_arm_with_a_slurm_conf(config, tmp_path) -> None:
+    """online.slurm_conf with multifactor among the policies: its settings go to the costs
+    and the runs; without multifactor the file is not handed on (changing it reruns nothing)."""
+    conf = str(ROOT / "config" / "slurm" / "multifactor.conf")
+    changed = copy.deepcopy(config)
+    changed["online"].update(slurm_conf=conf, policies=["FCFS", "SPF", "Multifactor"])
+    plan = online_plan(changed)
+    assert plan.policies == ("FCFS", "SPF", MULTIFACTOR)
+    assert plan.slurm == study_slurm(conf, "online.slurm_conf")
+    wildcards = SimpleNamespace(trace="KTH-SP2", replica="0", period="1d", strategy="full")
+    assert plan.costs_settings(wildcards)["slurm"] == plan.slurm
+    assert plan.run_settings(wildcards)["slurm"] == plan.slurm
+    assert MULTIFACTOR in plan.run_settings(wildcards)["policies"]
+    changed["online"]["policies"] = ["FCFS", "SPF"]
+    assert online_plan(changed).slurm is None
+    basic = tmp_path / "basic.conf"
+    basic.write_text("PriorityType=priority/basic\n")
+    for path, why in ((None, r"set online\.slurm_conf"), (str(basic), "priority/basic")):
+        changed["online"].update(slurm_conf=path, policies=["FCFS", MULTIFACTOR])
+        with pytest.raises(ConfigurationError, match=rf"online\.policies: multifactor .*{why}"):
+            online_plan(changed)
+    changed["online"].update(slurm_conf=str(tmp_path / "missing.conf"))
+    with pytest.raises(ConfigurationError, match=r"online\.slurm_conf: .*cannot read"):
         online_plan(changed)
 
 

@@ -237,7 +237,7 @@ class BaseSelector(Selector):
                 f"selector {self.name}: observe({period}, ...) called out of order; {expected}"
             )
         entry = self.history[-1]
-        if feedback.policy.upper() != entry["policy"]:
+        if canonical_policy(feedback.policy) != entry["policy"]:
             raise ConfigurationError(
                 f"selector {self.name}: period {period} ran {entry['policy']} but the feedback "
                 f"is for {feedback.policy}"
@@ -277,15 +277,20 @@ def as_float_list(values: np.ndarray) -> list[float]:
 
 
 def canonical_policy(name: object) -> str:
-    """The registered spelling of a policy name (``"spf"`` → ``"SPF"``).
+    """The registered spelling of a policy name (``"spf"`` → ``"SPF"``), or
+    :data:`~scheduler.sim.multifactor.MULTIFACTOR` (any case): Slurm's scheduler as an arm.
 
     Raises
     ------
     ConfigurationError
         ``name`` is not a string or not a known policy.
     """
+    from scheduler.sim.multifactor import MULTIFACTOR
+
     if not isinstance(name, str):
         raise ConfigurationError(f"a policy is named by a string, not {name!r}")
+    if name.strip().lower() == MULTIFACTOR:
+        return MULTIFACTOR
     return get_policy(name.strip()).name
 
 
