@@ -139,19 +139,19 @@ def _add_usage(j, since, until, params, jobs, jattr, fwork, user_acct, user_raw,
     root[0] += real
 
 
-@jit
-def _tick(now, params, jobs, keys, istate, iwork, fwork, jattr, jfloat, user_acct, user_ratio,
-          user_shares_norm, user_raw, acct_raw, root, acct_efctv, user_efctv, user_valid, mstate,
-          scratch):  # fmt: skip
-    """One run of the decay thread at ``now``: accounts' effective usage, decay, the running
-    jobs' new usage (in job order), the waiting jobs' priorities (PQ re-sorted)."""
+@jit(inline=True)
+def _tick_decay(now, params, user_raw, acct_raw, root, acct_efctv, user_valid, mstate):
+    """The start of a decay-thread run at ``now``: the accounts' effective usage, the users'
+    cache cleared, the clock moved to ``now`` and every usage decayed since the last run.
+    Returns the last run's time, or ``-inf`` when nothing more is to be done (the first run,
+    or no time passed): then the run only records its time."""
     for a in range(acct_raw.shape[0]):
         acct_efctv[a] = 0.0 if root[0] == 0.0 else min(acct_raw[a] / root[0], 1.0)
     user_valid[:] = 0
     last = mstate[LAST_RAN]
     mstate[LAST_RAN] = now
     if last == -np.inf or now - last <= 0.0:
-        return  # the first run only records its time
+        return -np.inf
     real_decay = max(params[P_DECAY] ** (now - last), _DBL_MIN)
     if real_decay != 1.0:
         for u in range(user_raw.shape[0]):
@@ -159,6 +159,18 @@ def _tick(now, params, jobs, keys, istate, iwork, fwork, jattr, jfloat, user_acc
         for a in range(acct_raw.shape[0]):
             acct_raw[a] *= real_decay
         root[0] *= real_decay
+    return last
+
+
+@jit
+def _tick(now, params, jobs, keys, istate, iwork, fwork, jattr, jfloat, user_acct, user_ratio,
+          user_shares_norm, user_raw, acct_raw, root, acct_efctv, user_efctv, user_valid, mstate,
+          scratch):  # fmt: skip
+    """One run of the decay thread at ``now``: accounts' effective usage, decay, the running
+    jobs' new usage (in job order), the waiting jobs' priorities (PQ re-sorted)."""
+    last = _tick_decay(now, params, user_raw, acct_raw, root, acct_efctv, user_valid, mstate)
+    if last == -np.inf:
+        return  # the first run only records its time
     # the running jobs in job order: one fixed order of the float additions
     r = istate[k.RLEN]
     for i in range(r):
@@ -338,19 +350,8 @@ def catch_up(t_from, t_to, jobs, keys, istate, iwork, fwork, params, jattr, jflo
         if not tick:
             return ticks
         # the tick: as _tick, the running and waiting jobs found from the start times
-        for a in range(acct_raw.shape[0]):
-            acct_efctv[a] = 0.0 if root[0] == 0.0 else min(acct_raw[a] / root[0], 1.0)
-        user_valid[:] = 0
-        last = mstate[LAST_RAN]
-        mstate[LAST_RAN] = t
-        if last != -np.inf and t - last > 0.0:
-            real_decay = max(params[P_DECAY] ** (t - last), _DBL_MIN)
-            if real_decay != 1.0:
-                for u in range(user_raw.shape[0]):
-                    user_raw[u] *= real_decay
-                for a in range(acct_raw.shape[0]):
-                    acct_raw[a] *= real_decay
-                root[0] *= real_decay
+        last = _tick_decay(t, params, user_raw, acct_raw, root, acct_efctv, user_valid, mstate)
+        if last != -np.inf:
             r = 0
             for i in range(istate[k.RLEN]):
                 j = iwork[k.RUNNING, i]
