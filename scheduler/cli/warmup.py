@@ -22,8 +22,10 @@ from scheduler.sim.api import simulate
 from scheduler.sim.cache import kernel_cache_state
 from scheduler.sim.conservative import simulate_conservative
 from scheduler.sim.memory import MemoryConfig, simulate_memory
-from scheduler.sim.multifactor import MULTIFACTOR, MultifactorPriority
+from scheduler.sim.engine import Simulation
+from scheduler.sim.multifactor import MULTIFACTOR, MultifactorPriority, job_attributes
 from scheduler.sim.redirection import simulate_redirect
+from scheduler.sim.slurm_arm import MultifactorArm
 from scheduler.sim.trials import run_trials
 from scheduler.sim.window import simulate_window
 from scheduler.traces.swf import SwfHeader, Trace
@@ -79,15 +81,28 @@ def warmup_trace() -> Trace:
 def _warm_engine(trace: Trace) -> None:
     """The plain engine's specialisations, the run-time prediction variant (one compiled loop
     for every predictor and correction: they are integer codes, so one learned run compiles
-    it) and Slurm's multifactor priority."""
+    it) and Slurm's multifactor priority, alone and as an arm of a shared simulation."""
     for primary, backfill in WARMUP_RUNS:
         simulate(trace, primary, backfill, "1m")
     simulate(trace, "FCFS", "SJBF", predictor="nag", loss="eloss", correction="incremental")
     # Slurm's multifactor priority here, not with the variants: the two halves balance (2 cores,
     # empty cache, 2026-11-27: engine 38 s, variants 64 s of which this 10 s)
-    simulate_conservative(
-        trace, MULTIFACTOR, priority=MultifactorPriority(weight_age=1000, weight_fairshare=1000)
-    )
+    priority = MultifactorPriority(weight_age=1000, weight_fairshare=1000)
+    simulate_conservative(trace, MULTIFACTOR, priority=priority)
+    # as an arm of a shared simulation (the online study): EASY, then Slurm's scheduler after
+    # the priority plugin's catch-up, then EASY again
+    jobs = trace.jobs
+    submit = jobs["submit_s"].to_numpy().astype(float)
+    simulation = Simulation(
+        submit, jobs["alloc_procs"].to_numpy().astype(float),
+        jobs["run_s"].to_numpy().astype(float), jobs["req_time_s"].to_numpy().astype(float),
+        trace.machine_procs,
+    )  # fmt: skip
+    arm = MultifactorArm(simulation, priority, job_attributes(jobs))
+    middle = float(submit[len(submit) // 2])
+    simulation.run(middle, primary="FCFS", backfill="FCFS")
+    arm.run(middle + 60.0)
+    simulation.run(primary="FCFS", backfill="FCFS")
 
 
 def _warm_variants() -> None:
