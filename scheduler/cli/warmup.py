@@ -21,8 +21,8 @@ from scheduler.core.constants import SWF_SCHEMA
 from scheduler.sim.api import simulate
 from scheduler.sim.cache import kernel_cache_state
 from scheduler.sim.conservative import simulate_conservative
-from scheduler.sim.memory import MemoryConfig, simulate_memory
 from scheduler.sim.engine import Simulation
+from scheduler.sim.memory import MemoryConfig, simulate_memory
 from scheduler.sim.multifactor import MULTIFACTOR, MultifactorPriority, job_attributes
 from scheduler.sim.redirection import simulate_redirect
 from scheduler.sim.slurm_arm import MultifactorArm
