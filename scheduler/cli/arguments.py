@@ -17,7 +17,7 @@ from typing import Any
 from scheduler.core.constants import MAX_MACHINE_PROCS
 from scheduler.core.errors import ConfigurationError, quote
 from scheduler.core.units import parse_duration
-from scheduler.policies import get_policy
+from scheduler.policies import MULTIFACTOR, get_policy
 from scheduler.traces.filters import OVERRUN_MODES
 
 __all__ = [
@@ -162,8 +162,6 @@ def primary_order(text: str) -> str:
     argparse.ArgumentTypeError
         Neither; the message lists the known policies and multifactor.
     """
-    from scheduler.sim.multifactor import MULTIFACTOR  # the compiled engine: load it on use
-
     if text.strip().lower() == MULTIFACTOR:
         return MULTIFACTOR
     try:

@@ -8,6 +8,7 @@ policy spec ``learned:PATH#RANK`` (a fitted function, ``docs/learned.md``) and a
 from scheduler.policies import classic as _classic
 from scheduler.policies import published as _published
 from scheduler.policies.base import (
+    MULTIFACTOR,
     POLICIES,
     POLICY_SPECS,
     Policy,
@@ -23,6 +24,7 @@ from scheduler.policies.learned import register_learned, unregister_learned
 
 del _classic, _published  # imported for their registrations
 __all__ = [
+    "MULTIFACTOR",
     "POLICIES",
     "POLICY_SPECS",
     "STUDY_POLICIES",

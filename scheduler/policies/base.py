@@ -100,6 +100,13 @@ POLICIES: Registry[Policy] = Registry("policy", canonical=str.upper, plural="pol
 #: Builds the policy of a spec ``prefix:argument`` from the whole spec (as written, stripped).
 SpecResolver = Callable[[str], Policy]
 
+#: The name of Slurm's multifactor priority: an order outside the registry (its priorities
+#: change with a state the simulation keeps, the users' fair-share usage), run by
+#: :func:`scheduler.simulate_conservative` (``primary=MULTIFACTOR``) and the studies' Slurm
+#: pairs and arm. Its home is here, with the policy names, so that what only names it (plans,
+#: selectors, the CLI's parser) need not load the compiled engine.
+MULTIFACTOR = "multifactor"
+
 #: Resolvers of policy specs, by prefix (lower case): ``learned`` -> ``learned:PATH#RANK``.
 POLICY_SPECS: Registry[SpecResolver] = Registry(
     "policy spec prefix", canonical=str.lower, plural="policy spec prefixes"

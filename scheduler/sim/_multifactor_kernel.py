@@ -48,12 +48,14 @@ __all__ = [
     "PRIORITY_MAX",
     "P_DAMP",
     "P_DECAY",
+    "P_FAIR_TREE",
     "P_MAX_AGE",
     "P_PERIOD",
     "P_W_AGE",
     "P_W_FS",
     "advance",
     "catch_up",
+    "fair_tree",
     "priority",
 ]  # fmt: skip
 
@@ -63,9 +65,10 @@ J_USER, J_ACCT = 0, 1
 # factors (factor * weight, as Slurm multiplies them before the sum)
 J_ELIG, J_JS, J_PART, J_QOS = 0, 1, 2, 3
 # entries of ``params`` (float64): weights of age and fair-share, max age (s), Slurm's
-# per-second decay factor, FairShareDampeningFactor, the calc period (s)
-P_W_AGE, P_W_FS, P_MAX_AGE, P_DECAY, P_DAMP, P_PERIOD = range(6)
-MP_ROWS = 6
+# per-second decay factor, FairShareDampeningFactor, the calc period (s), 1.0 for Fair Tree
+# (0.0: the classic fair-share)
+P_W_AGE, P_W_FS, P_MAX_AGE, P_DECAY, P_DAMP, P_PERIOD, P_FAIR_TREE = range(7)
+MP_ROWS = 7
 # entries of ``mstate``
 LAST_RAN, NEXT_TICK = 0, 1
 M_ROWS = 2
@@ -110,11 +113,14 @@ def priority(now, j, params, jattr, jfloat, user_acct, user_ratio, user_shares_n
     w_fs = params[P_W_FS]
     if w_fs > 0.0:
         u = jattr[J_USER, j]
-        efctv = _user_efctv(u, user_acct, user_ratio, user_raw, root, acct_efctv, user_efctv,
-                            user_valid)  # fmt: skip
-        shares = user_shares_norm[u]
-        if shares > 0.0:
-            fs = 2.0 ** (-((efctv / shares) / params[P_DAMP]))
+        if params[P_FAIR_TREE] > 0.0:
+            fs = user_efctv[u]  # the factor of the last tick's ranking (_fair_tree)
+        else:
+            efctv = _user_efctv(u, user_acct, user_ratio, user_raw, root, acct_efctv,
+                                user_efctv, user_valid)  # fmt: skip
+            shares = user_shares_norm[u]
+            if shares > 0.0:
+                fs = 2.0 ** (-((efctv / shares) / params[P_DAMP]))
         fs *= w_fs
     # Slurm's order of the sum: age + assoc (0) + fair-share + job size + partition + QOS
     p = age + fs + jfloat[J_JS, j] + jfloat[J_PART, j] + jfloat[J_QOS, j]
@@ -142,16 +148,15 @@ def _add_usage(j, since, until, params, jobs, jattr, fwork, user_acct, user_raw,
 @jit(inline=True)
 def _tick_decay(now, params, user_raw, acct_raw, root, acct_efctv, user_valid, mstate):
     """The start of a decay-thread run at ``now``: the accounts' effective usage, the users'
-    cache cleared, the clock moved to ``now`` and every usage decayed since the last run.
-    Returns the last run's time, or ``-inf`` when nothing more is to be done (the first run,
-    or no time passed): then the run only records its time."""
+    cache cleared, the clock moved to ``now`` and every usage decayed since the last run (none
+    at the first run or when no time passed). Returns the last run's time (``-inf``: none)."""
     for a in range(acct_raw.shape[0]):
         acct_efctv[a] = 0.0 if root[0] == 0.0 else min(acct_raw[a] / root[0], 1.0)
     user_valid[:] = 0
     last = mstate[LAST_RAN]
     mstate[LAST_RAN] = now
     if last == -np.inf or now - last <= 0.0:
-        return -np.inf
+        return last
     real_decay = max(params[P_DECAY] ** (now - last), _DBL_MIN)
     if real_decay != 1.0:
         for u in range(user_raw.shape[0]):
@@ -162,15 +167,72 @@ def _tick_decay(now, params, user_raw, acct_raw, root, acct_efctv, user_valid, m
     return last
 
 
+@jit(inline=True)
+def _level_fs(shares, usage, parent_usage):
+    """Fair Tree's level fair-share S / U of an association (Slurm's ``_calc_assoc_fs``): its
+    shares among its siblings' over its usage within its parent's; 0 without shares, ``inf``
+    without usage."""
+    if shares <= 0.0:
+        return 0.0
+    u = usage / parent_usage if parent_usage != 0.0 else 0.0
+    return np.inf if u == 0.0 else shares / u
+
+
+@jit
+def fair_tree(user_acct, user_ratio, acct_ratio, user_raw, acct_raw, root, fs):
+    """Slurm's Fair Tree ranking (``fair_tree.c``, 22.05) of the user associations of the
+    two-level tree root -> accounts -> users: write each user's factor rank / users to ``fs``.
+
+    The accounts in descending level fair-share, then depth first the users of each account in
+    descending level fair-share; ranks count down from the number of users, and users tied
+    with the one before them (the same level fair-share; the first user of an account tied with
+    the previous account) share its rank. Tied accounts keep index order (Slurm's unstable
+    sort leaves them in some order; 22.05 does not merge their users, ``_count_tied_accounts``
+    stopping at the first account), tied users index order (their ranks are equal anyway)."""
+    na = acct_raw.shape[0]
+    nu = user_raw.shape[0]
+    acct_lf = np.empty(na, dtype=np.float64)
+    for a in range(na):
+        acct_lf[a] = _level_fs(acct_ratio[a], acct_raw[a], root[0])
+    user_lf = np.empty(nu, dtype=np.float64)
+    for u in range(nu):
+        user_lf[u] = _level_fs(max(user_ratio[u], 0.0), user_raw[u], acct_raw[user_acct[u]])
+    accounts = np.argsort(-acct_lf, kind="mergesort")
+    # the users of each account, in descending level fair-share (ties: index order)
+    by_account = np.argsort(user_acct, kind="mergesort")
+    bounds = np.searchsorted(user_acct[by_account], np.arange(na + 1))
+    rank = nu
+    rnt = nu
+    prev = np.nan
+    for i in range(na):
+        a = accounts[i]
+        tied = prev == acct_lf[a]
+        members = by_account[bounds[a]:bounds[a + 1]]
+        members = members[np.argsort(-user_lf[members], kind="mergesort")]
+        prev_user = np.nan
+        for m in range(members.size):
+            u = members[m]
+            user_tied = tied if m == 0 else prev_user == user_lf[u]
+            if not user_tied:
+                rank = rnt
+            fs[u] = rank / nu
+            rnt -= 1
+            prev_user = user_lf[u]
+        prev = acct_lf[a]
+
+
 @jit
 def _tick(now, params, jobs, keys, istate, iwork, fwork, jattr, jfloat, user_acct, user_ratio,
           user_shares_norm, user_raw, acct_raw, root, acct_efctv, user_efctv, user_valid, mstate,
-          scratch):  # fmt: skip
+          scratch, acct_ratio):  # fmt: skip
     """One run of the decay thread at ``now``: accounts' effective usage, decay, the running
-    jobs' new usage (in job order), the waiting jobs' priorities (PQ re-sorted)."""
+    jobs' new usage (in job order), Fair Tree's ranking (when it is the algorithm), the waiting
+    jobs' priorities (PQ re-sorted). The classic algorithm's first run only records its time;
+    Fair Tree's ranks (Slurm's ``get_usage`` path runs ``fair_tree_decay`` even then)."""
     last = _tick_decay(now, params, user_raw, acct_raw, root, acct_efctv, user_valid, mstate)
-    if last == -np.inf:
-        return  # the first run only records its time
+    tree = params[P_FAIR_TREE] > 0.0
+    if not tree and (last == -np.inf or now - last <= 0.0):
+        return
     # the running jobs in job order: one fixed order of the float additions
     r = istate[k.RLEN]
     for i in range(r):
@@ -179,6 +241,8 @@ def _tick(now, params, jobs, keys, istate, iwork, fwork, jattr, jfloat, user_acc
     for i in range(r):
         _add_usage(scratch[i], last, now, params, jobs, jattr, fwork, user_acct, user_raw,
                    acct_raw, root)  # fmt: skip
+    if tree:
+        fair_tree(user_acct, user_ratio, acct_ratio, user_raw, acct_raw, root, user_efctv)
     # the waiting jobs' new priorities; then PQ sorted again (stable: ties in job order)
     qlen = istate[k.QLEN]
     if qlen == istate[k.DEAD]:
@@ -228,7 +292,8 @@ def _resort(iwork, istate, keys):
 def advance(jobs, keys, threshold_s, depth, window_s, resolution, interval, max_test,
             queue_depth, outlive, istate, iwork, fwork, prof, params, jattr, jfloat, user_acct,
             user_ratio, user_shares_norm, user_raw, acct_raw, root, acct_efctv, user_efctv,
-            user_valid, mstate, scratch, memo, node_procs, t_stop, last_now):  # fmt: skip
+            user_valid, acct_ratio, mstate, scratch, memo, node_procs, t_stop,
+            last_now):  # fmt: skip
     """Process every event instant ``t < t_stop`` (``inf``: to the end); return the number of
     event instants processed.
 
@@ -263,7 +328,7 @@ def advance(jobs, keys, threshold_s, depth, window_s, resolution, interval, max_
         if now == mstate[NEXT_TICK]:
             _tick(now, params, jobs, keys, istate, iwork, fwork, jattr, jfloat, user_acct,
                   user_ratio, user_shares_norm, user_raw, acct_raw, root, acct_efctv,
-                  user_efctv, user_valid, mstate, scratch)  # fmt: skip
+                  user_efctv, user_valid, mstate, scratch, acct_ratio)  # fmt: skip
             mstate[NEXT_TICK] = (np.floor(now / period) + 1.0) * period
         while istate[k.NEXT_SUB] < n and jobs[k.SUBMIT, istate[k.NEXT_SUB]] <= now:
             j = istate[k.NEXT_SUB]
@@ -288,7 +353,7 @@ def advance(jobs, keys, threshold_s, depth, window_s, resolution, interval, max_
 @jit
 def catch_up(t_from, t_to, jobs, keys, istate, iwork, fwork, params, jattr, jfloat, user_acct,
              user_ratio, user_shares_norm, user_raw, acct_raw, root, acct_efctv, user_efctv,
-             user_valid, mstate, scratch, cand):  # fmt: skip
+             user_valid, acct_ratio, mstate, scratch, cand):  # fmt: skip
     """Bring the priority plugin's state from ``t_from`` to ``t_to`` after another scheduler
     ran the machine over ``[t_from, t_to)``: what :func:`advance` would have recorded had it
     watched the same starts and ends. Return the number of decay ticks replayed.
@@ -351,7 +416,8 @@ def catch_up(t_from, t_to, jobs, keys, istate, iwork, fwork, params, jattr, jflo
             return ticks
         # the tick: as _tick, the running and waiting jobs found from the start times
         last = _tick_decay(t, params, user_raw, acct_raw, root, acct_efctv, user_valid, mstate)
-        if last != -np.inf:
+        tree = params[P_FAIR_TREE] > 0.0
+        if tree or (last != -np.inf and t - last > 0.0):
             r = 0
             for i in range(istate[k.RLEN]):
                 j = iwork[k.RUNNING, i]
@@ -368,6 +434,9 @@ def catch_up(t_from, t_to, jobs, keys, istate, iwork, fwork, params, jattr, jflo
             for i in range(r):
                 _add_usage(live[i], last, t, params, jobs, jattr, fwork, user_acct, user_raw,
                            acct_raw, root)  # fmt: skip
+            if tree:
+                fair_tree(user_acct, user_ratio, acct_ratio, user_raw, acct_raw, root,
+                          user_efctv)  # fmt: skip
             for i in range(cand.size):
                 j = cand[i]
                 start = fwork[k.START, j]

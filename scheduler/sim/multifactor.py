@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from scheduler.core.errors import ConfigurationError
+from scheduler.policies import MULTIFACTOR
 from scheduler.sim import _conservative_kernel as ck
 from scheduler.sim import _kernel as kernel
 from scheduler.sim import _multifactor_kernel as mkernel
@@ -35,8 +36,6 @@ __all__ = [
     "run_multifactor",
 ]
 
-#: The ``primary`` of :func:`~scheduler.sim.conservative.simulate_conservative` that selects it.
-MULTIFACTOR = "multifactor"
 #: Where an SWF trace's jobs get their account when no side table names one: the SWF group
 #: (a Unix group is what a Slurm account usually mirrors) or one account for all.
 SWF_ACCOUNTS: tuple[str, ...] = ("group", "single")
@@ -103,10 +102,11 @@ class MultifactorPriority:
     ``max_age_s`` ``PriorityMaxAge`` (s, default 7 days); ``decay_half_life_s``
     ``PriorityDecayHalfLife`` (s, default 7 days, 0: no decay); ``calc_period_s``
     ``PriorityCalcPeriod`` (s, default 300); ``favor_small`` ``PriorityFavorSmall``;
-    ``dampening`` ``FairShareDampeningFactor`` (default 1); ``fair_tree``: Slurm's default
-    since 19.05, not implemented (``False`` is ``PriorityFlags=NO_FAIR_TREE``, the classic
-    algorithm); ``procs_per_node``: processors per node for the job-size factor (``None``:
-    every processor a node).
+    ``dampening`` ``FairShareDampeningFactor`` (default 1); ``fair_tree``: Slurm's Fair Tree
+    algorithm (its default since 19.05; read from a slurm.conf without
+    ``PriorityFlags=NO_FAIR_TREE``), ``False`` (this API's default) the classic one;
+    ``procs_per_node``: processors per node for the job-size factor (``None``: every processor
+    a node).
 
     Associations (sacctmgr's ``FairShare``, default 1): ``account_shares`` by account name,
     ``user_shares`` by user association ``"account/user"`` (or ``(account, user)``);
@@ -146,11 +146,6 @@ class MultifactorPriority:
                 raise ConfigurationError(f"{name} must be True or False, got "
                                          f"{getattr(self, name)!r}")  # fmt: skip
             set_(self, name, bool(getattr(self, name)))
-        if self.fair_tree:
-            raise ConfigurationError(
-                "fair_tree=True: Slurm's Fair Tree algorithm is not implemented; use "
-                "fair_tree=False (classic fair-share, PriorityFlags=NO_FAIR_TREE)"
-            )
         set_(self, "dampening", _integer("dampening", self.dampening, _DAMPENING_MAX, 1))
         if self.procs_per_node is not None:
             set_(self, "procs_per_node",
@@ -369,6 +364,8 @@ class MultifactorState:
         level_acct = s_acct.sum()
         level_user = np.bincount(user_acct, weights=s_user, minlength=len(accounts))[user_acct]
         with np.errstate(divide="ignore", invalid="ignore"):
+            # Fair Tree's shares of an account among the accounts
+            acct_ratio = s_acct / level_acct if level_acct > 0 else np.zeros_like(s_acct)
             user_ratio = np.where(level_user > 0, s_user / level_user, -1.0)
             # Slurm's shares_norm: the product of shares / level shares from the association up
             shares_norm = np.where(level_user > 0, s_user / level_user, 0.0)
@@ -399,6 +396,7 @@ class MultifactorState:
         params[mkernel.P_DECAY] = 1.0 - 0.693 / hl if hl > 0 else 1.0
         params[mkernel.P_DAMP] = priority.dampening
         params[mkernel.P_PERIOD] = priority.calc_period_s
+        params[mkernel.P_FAIR_TREE] = 1.0 if priority.fair_tree else 0.0
         self.mstate = np.empty(mkernel.M_ROWS, dtype=np.float64)
         self.mstate[mkernel.LAST_RAN] = -np.inf
         first = float(jobs[kernel.SUBMIT, 0]) if n else 0.0
@@ -408,11 +406,12 @@ class MultifactorState:
         self.keys[kernel.P_DIV] = self.keys[kernel.B_DIV] = np.inf
         nu, na = len(assocs), len(accounts)
         self.jobs = jobs
-        # the plugin's arrays in the kernel's argument order, from params to user_valid
+        # the plugin's arrays in the kernel's argument order, from params to acct_ratio
         self.plugin = (
             params, jattr, jfloat, user_acct, user_ratio.astype(np.float64),
             shares_norm.astype(np.float64), np.zeros(nu), np.zeros(na), np.zeros(1),
             np.zeros(na), np.zeros(nu), np.zeros(nu, dtype=np.int64),
+            acct_ratio.astype(np.float64),
         )  # fmt: skip
         self.scratch = np.empty(n, dtype=np.int64)
 

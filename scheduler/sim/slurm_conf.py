@@ -111,8 +111,8 @@ IGNORED_SCHEDULER_PARAMETERS: frozenset[str] = frozenset(
 #: The multifactor priority's settings by the field names of
 #: :class:`~scheduler.sim.multifactor.MultifactorPriority`, with Slurm 22.05's defaults in
 #: schedlab's units: the dataclass's own defaults (its home), but Fair Tree, which Slurm uses
-#: unless ``PriorityFlags=NO_FAIR_TREE`` (the dataclass defaults to the classic algorithm it
-#: models). ``procs_per_node``, ``partition_job_factor`` and ``qos_priority`` come from the
+#: unless ``PriorityFlags=NO_FAIR_TREE`` (the dataclass defaults to the classic algorithm).
+#: ``procs_per_node``, ``partition_job_factor`` and ``qos_priority`` come from the
 #: nodes, the partitions and the accounting database; shares from the accounting database.
 PRIORITY_DEFAULTS: Mapping[str, object] = MappingProxyType(
     {
@@ -298,8 +298,8 @@ class SlurmConf:
         Raises
         ------
         ConfigurationError
-            ``priority/multifactor`` with settings schedlab does not model (Fair Tree: the
-            file has no ``PriorityFlags=NO_FAIR_TREE``), naming the file and line.
+            ``priority/multifactor`` with settings the priority refuses, naming the file and
+            line.
         """
         if self.priority_type == "priority/basic":
             return {"primary": "FCFS"}

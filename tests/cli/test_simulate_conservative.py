@@ -186,7 +186,8 @@ def test_slurm_conf_is_not_mixed_with_what_it_decides(
 @pytest.mark.parametrize(
     ("text", "fragments"),
     [
-        ("PriorityType=priority/multifactor\n", (":1:", "PriorityType", "Fair Tree")),
+        ("PriorityType=priority/multifactor\nPriorityFlags=FAIR_TREE_X\n",
+         (":2:", "PriorityFlags", "FAIR_TREE_X")),
         ("PriorityType=priority/multifactor\nPriorityFlags=NO_FAIR_TREE\nPriorityWeightAge=-1\n",
          (":3:", "PriorityWeightAge", "-1")),
         ("ClusterName=c\nSchedulerTyp=sched/backfill\n", (":2:", "SchedulerTyp", "unknown key")),

@@ -80,7 +80,7 @@ class Case:
     min_within_5s: float
 
 
-#: Slurm's multifactor priority, classic fair-share (schedlab has no Fair Tree), with weights
+#: Slurm's multifactor priority, classic fair-share (Fair Tree is not run live), with weights
 #: on age, fair-share and job size, and short periods so that they act within minutes: the
 #: priorities recomputed every minute, usage halved every 5 minutes, age full at 5 minutes.
 MULTIFACTOR = (

@@ -25,6 +25,7 @@ from support.naive_multifactor import Attrs, naive_multifactor
 from support.workloads import workloads
 
 from scheduler import ConfigurationError
+from scheduler.sim import _multifactor_kernel as mkernel
 from scheduler.sim._jobs import job_matrix
 from scheduler.sim.conservative import simulate_conservative, simulate_conservative_arrays
 from scheduler.sim.multifactor import (
@@ -178,6 +179,42 @@ def test_partition_and_qos_factors(sim):
     assert prio == {1: 25, 2: 1025, 3: 100}
 
 
+def test_fair_tree_ranks_users_by_level_fair_share(sim):
+    """Fair Tree on FS_JOBS (m=4, no decay, ticks every 100 s, fair-share weight 1000, one
+    account, users 1 and 2 with equal shares). t=0: nobody has usage, both users tied at rank
+    2 of 2: factor 1.0, J1 (user 1) starts at 1000. t=100: J1 ends (400 processor-seconds for
+    user 1), then the tick ranks user 2 (level fair-share 0.5 / 0 = inf) first, factor 2/2,
+    user 1 (0.5 / 1) second, 1/2: J3 (1000) passes J2 (500). t=200: J3's 400 ties them again
+    (both 0.5 / 0.5): J2 starts at 1000."""
+    starts, prio, _ = sim(FS_JOBS, users({1: 1, 2: 1, 3: 2}), 4, weight_fairshare=1000,
+                          decay_half_life_s=0.0, calc_period_s=100.0, fair_tree=True)  # fmt: skip
+    assert starts == {1: 0, 2: 200, 3: 100}
+    assert prio == {1: 1000, 2: 1000, 3: 1000}
+
+
+@pytest.mark.parametrize(
+    ("user_raw", "expected"),
+    [
+        # accounts x (level fair-share 0.5 / 0.25 = 2) before y (0.5 / 0.75); in y, user 3
+        # (0.5 / 0 = inf) before user 2 (0.5 / 1): ranks 3, 2, 1 of 3
+        ([100.0, 300.0, 0.0], [3 / 3, 1 / 3, 2 / 3]),
+        # x and y tied (0.5 / 0.5): y's first user (3, inf) is tied with x's user and keeps
+        # its rank 3; user 2 (0.5 / 1) gets rank 1 (two users counted before it)
+        ([100.0, 100.0, 0.0], [3 / 3, 1 / 3, 3 / 3]),
+    ],
+)
+def test_fair_tree_ranking_by_hand(user_raw, expected):
+    """The compiled ranking alone: user associations x/1, y/2, y/3 (accounts x, y, equal
+    shares at both levels)."""
+    user_acct = np.array([0, 1, 1])
+    raw = np.array(user_raw)
+    acct_raw = np.array([raw[0], raw[1] + raw[2]])
+    fs = np.zeros(3)
+    mkernel.fair_tree(user_acct, np.array([1.0, 0.5, 0.5]), np.array([0.5, 0.5]), raw, acct_raw,
+                      np.array([acct_raw.sum()]), fs)  # fmt: skip
+    np.testing.assert_allclose(fs, expected, rtol=0, atol=1e-15)
+
+
 # -- the compiled variant against the reference -------------------------------------------------
 
 SETTINGS = st.fixed_dictionaries({
@@ -191,6 +228,7 @@ SETTINGS = st.fixed_dictionaries({
     "calc_period_s": st.sampled_from([1.0, 7.0, 30.0, 300.0]),
     "favor_small": st.booleans(),
     "dampening": st.sampled_from([1, 3]),
+    "fair_tree": st.booleans(),
     "account_shares": st.sampled_from([{}, {"x": 3}, {"y": 0}]),
     "user_shares": st.sampled_from([{}, {"x/1": 5}, {"y/2": 0, "y/3": 2}]),
     "partition_job_factor": st.sampled_from([{}, {"p0": 3}]),
@@ -348,7 +386,7 @@ def test_same_input_same_result():
     ({"max_age_s": -1}, "max_age_s"),
     ({"decay_half_life_s": math.inf}, "decay_half_life_s"),
     ({"dampening": 0}, "dampening"),
-    ({"fair_tree": True}, "Fair Tree"),
+    ({"fair_tree": 1}, "fair_tree"),
     ({"favor_small": "yes"}, "favor_small"),
     ({"procs_per_node": 0}, "procs_per_node"),
     ({"account_shares": {"a": -2}}, "account_shares"),

@@ -6,6 +6,7 @@ and ends; mixed runs keep the machine's invariants and are deterministic."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 
 import numpy as np
@@ -48,21 +49,29 @@ def machine(data) -> Simulation:
     return Simulation(submit, procs, run, estimate, M, job_id=ids)
 
 
-def arm(sim: Simulation, data) -> MultifactorArm:
-    return MultifactorArm(sim, PRIORITY, data[5], **LIMITS)
+def arm(sim: Simulation, data, priority: MultifactorPriority = PRIORITY) -> MultifactorArm:
+    return MultifactorArm(sim, priority, data[5], **LIMITS)
 
 
-@pytest.mark.parametrize("period_s", [3600.0, 86400.0 / 3, 7 * 86400.0])
-@pytest.mark.parametrize("threshold_s", [math.inf, 8 * HOUR])
-def test_alone_period_after_period_is_one_multifactor_run(period_s, threshold_s):
+#: The same weights under Fair Tree (Slurm's default algorithm).
+FAIR_TREE = dataclasses.replace(PRIORITY, fair_tree=True)
+
+
+@pytest.mark.parametrize(
+    ("period_s", "threshold_s", "priority"),
+    [(3600.0, math.inf, PRIORITY), (86400.0 / 3, math.inf, PRIORITY),
+     (7 * 86400.0, math.inf, PRIORITY), (3600.0, 8 * HOUR, PRIORITY),
+     (86400.0 / 3, 8 * HOUR, PRIORITY), (3600.0, math.inf, FAIR_TREE)],
+)  # fmt: skip
+def test_alone_period_after_period_is_one_multifactor_run(period_s, threshold_s, priority):
     data = workload(1)
     submit, procs, run, estimate, ids, attrs = data
     whole = simulate_conservative_arrays(
         submit, procs, run, estimate, M, primary=MULTIFACTOR, threshold_s=threshold_s,
-        job_id=ids, priority=PRIORITY, attributes=attrs, **LIMITS,
+        job_id=ids, priority=priority, attributes=attrs, **LIMITS,
     ).start_s  # fmt: skip
     sim = machine(data)
-    slurm = arm(sim, data)
+    slurm = arm(sim, data, priority)
     t = period_s
     while not sim.done:
         slurm.run(t, threshold_s=threshold_s)
@@ -71,15 +80,18 @@ def test_alone_period_after_period_is_one_multifactor_run(period_s, threshold_s)
     assert slurm.replayed_ticks == 0  # nobody else ran the machine
 
 
-@pytest.mark.parametrize(("t0", "t1"), [(0.0, 6 * HOUR), (10 * HOUR, 30 * HOUR),
-                                        (20 * HOUR + 17, 20 * HOUR + 900)])  # fmt: skip
-def test_catch_up_records_what_the_loop_records(t0, t1):
+@pytest.mark.parametrize(("t0", "t1", "priority"), [
+    (0.0, 6 * HOUR, PRIORITY), (10 * HOUR, 30 * HOUR, PRIORITY),
+    (20 * HOUR + 17, 20 * HOUR + 900, PRIORITY), (0.0, 6 * HOUR, FAIR_TREE),
+    (10 * HOUR, 30 * HOUR, FAIR_TREE),
+])  # fmt: skip
+def test_catch_up_records_what_the_loop_records(t0, t1, priority):
     """The plugin's state at t0, brought to t1 by the catch-up over the starts and ends the
     loop made in [t0, t1), equals the loop's own state at t1: the usage bit for bit, the decay
     clock, and every waiting job's priority."""
     data = workload(2)
     sim = machine(data)
-    slurm = arm(sim, data)
+    slurm = arm(sim, data, priority)
     slurm.run(t0)
     before = copy.deepcopy(slurm.state)
     slurm.run(t1)

@@ -346,11 +346,9 @@ def test_a_missing_file_is_named(tmp_path: Path) -> None:
 
 def test_multifactor_priority_from_the_file(tmp_path: Path) -> None:
     """PriorityType=priority/multifactor becomes MultifactorPriority with the file's settings;
-    without PriorityFlags=NO_FAIR_TREE it is Slurm's Fair Tree, refused by the PriorityType line
-    (no PriorityFlags line) or the PriorityFlags line."""
+    without PriorityFlags=NO_FAIR_TREE it is Slurm's Fair Tree, with it the classic algorithm."""
     conf = read_slurm_conf(write(tmp_path, "ClusterName=c\nPriorityType=priority/multifactor\n"))
-    with pytest.raises(ConfigurationError, match=r"slurm.conf:2: PriorityType=.*Fair Tree"):
-        conf.simulate_kwargs()
+    assert conf.simulate_kwargs()["priority"] == MultifactorPriority(fair_tree=True)
     text = ("PriorityType=priority/multifactor\nPriorityFlags=NO_FAIR_TREE\n"
             "PriorityWeightAge=10\nPriorityWeightJobSize=7\nPriorityFavorSmall=YES\n"
             "NodeName=n[1-2] CPUs=4\nPartitionName=p Nodes=ALL PriorityJobFactor=5\n")  # fmt: skip

@@ -44,6 +44,7 @@ def naive_multifactor(
     calc_period_s: float = 300.0,
     favor_small: bool = False,
     dampening: int = 1,
+    fair_tree: bool = False,
     procs_per_node: int | None = None,
     account_shares: Mapping[str, int] | None = None,
     user_shares: Mapping[str, int] | None = None,
@@ -87,6 +88,39 @@ def naive_multifactor(
             return 0.0
         return (s_user[a] / level_user[a]) * (s_acct[parent[a]] / level_acct)
 
+    # Fair Tree: each user association's factor, ranked at every tick
+    fs_factor = dict.fromkeys(assocs, 0.0)
+
+    def level_fs(share: float, usage: float, parent_usage: float) -> float:
+        if share == 0:
+            return 0.0
+        within = usage / parent_usage if parent_usage else 0.0
+        return math.inf if within == 0 else share / within
+
+    def rank_users() -> None:
+        """Accounts by level fair-share (high first; ties by name), users of each the same;
+        ranks from the number of users down, a user tied with the one before keeps its rank
+        (the first user of an account tied with the account before)."""
+        acct_share = {a: s_acct[a] / level_acct if level_acct else 0.0 for a in accounts}
+        acct_lf = {a: level_fs(acct_share[a], raw_acct[a], raw_root) for a in accounts}
+        n_users = len(assocs)
+        rank = remaining = n_users
+        previous_account: float | None = None
+        for a in sorted(accounts, key=lambda a: (-acct_lf[a], a)):
+            account_tied = previous_account == acct_lf[a]
+            members = [u for u in assocs if parent[u] == a]
+            lf = {u: level_fs(s_user[u] / level_user[u] if level_user[u] else 0.0,
+                              raw_user[u], raw_acct[a]) for u in members}  # fmt: skip
+            previous_user: float | None = None
+            for i, u in enumerate(sorted(members, key=lambda u: (-lf[u], u))):
+                tied = account_tied if i == 0 else previous_user == lf[u]
+                if not tied:
+                    rank = remaining
+                fs_factor[u] = rank / n_users
+                remaining -= 1
+                previous_user = lf[u]
+            previous_account = acct_lf[a]
+
     raw_user = dict.fromkeys(assocs, 0.0)
     raw_acct = dict.fromkeys(accounts, 0.0)
     raw_root = 0.0
@@ -129,7 +163,9 @@ def naive_multifactor(
             diff = max(now - eligible(job), 0.0)
             age = (diff / max_age_s if diff < max_age_s else 1.0) * weight_age
         fs = 0.0
-        if weight_fairshare:
+        if weight_fairshare and fair_tree:
+            fs = fs_factor[assoc(job)] * weight_fairshare
+        elif weight_fairshare:
             a = assoc(job)
             sn = shares_norm(a)
             fs = (2.0 ** (-((efctv(a) / sn) / dampening)) if sn > 0 else 0.0) * weight_fairshare
@@ -145,9 +181,9 @@ def naive_multifactor(
         total = age + fs + js + part + qos
         return int(min(math.floor(max(total, 1.0)), 2**32 - 1))
 
-    def add_usage(run: _Running, since: float, until: float) -> None:
+    def add_usage(run: _Running, since: float | None, until: float) -> None:
         nonlocal raw_root
-        delta = max(until - max(run.start_s, since), 0.0)
+        delta = max(until - max(run.start_s, -math.inf if since is None else since), 0.0)
         real = delta * df**delta * run.job.procs
         a = assoc(run.job)
         raw_user[a] += real
@@ -170,17 +206,21 @@ def naive_multifactor(
         for a in accounts:
             acct_efctv[a] = 0.0 if raw_root == 0 else min(raw_acct[a] / raw_root, 1.0)
         user_efctv.clear()
-        if last_ran is None or now - last_ran <= 0:
+        first = last_ran is None or now - last_ran <= 0
+        if first and not fair_tree:  # the classic first run only records its time
             last_ran = now
             return
-        real_decay = max(df ** (now - last_ran), 2.2250738585072014e-308)
-        for a in raw_user:
-            raw_user[a] *= real_decay
-        for a in raw_acct:
-            raw_acct[a] *= real_decay
-        raw_root *= real_decay
+        if not first:
+            real_decay = max(df ** (now - last_ran), 2.2250738585072014e-308)
+            for a in raw_user:
+                raw_user[a] *= real_decay
+            for a in raw_acct:
+                raw_acct[a] *= real_decay
+            raw_root *= real_decay
         for r in sorted(running, key=lambda r: (r.job.submit_s, r.job.job_id)):
             add_usage(r, last_ran, now)
+        if fair_tree:
+            rank_users()
         for j in waiting:
             prio[j.job_id] = priority(j, now)
         last_ran = now

@@ -184,42 +184,6 @@ def test_adding_a_policy_reruns_only_new_simulations(study: Path, tmp_path: Path
     assert summary.height == 2 * 12
 
 
-def test_slurm_pairs_run_and_a_changed_slurm_conf_reruns_only_them(
-    study: Path, tmp_path: Path
-) -> None:
-    """tuning.slurm_conf (relative to the project) with CONSERVATIVE and multifactor: Snakemake
-    runs only the new pairs, multifactor is its own schedule; editing the slurm.conf reruns the
-    conservative simulations (their params hold its settings) and no EASY one."""
-    conf = "config/slurm/multifactor.conf"
-    project = copy_with(
-        study, tmp_path, slurm_conf=conf, primary_policies=["FCFS", "SPF", "multifactor"],
-        backfill_policies=["FCFS", "SPF", "CONSERVATIVE"],
-    )  # fmt: skip
-    ran = run_jobs(project, "--until", "summarize_trace")
-    # splits x the conservative pairs (FCFS, SPF, multifactor) x batches
-    assert ran["simulate_batch"] == 2 * 3 * 2, ran
-    weekly = pl.read_parquet(project / "results/tuning/KTH-slice/weekly.parquet")
-    conservative = weekly.filter(pl.col("backfill") == "CONSERVATIVE").sort(
-        "primary", "split", "threshold", "week_index"
-    )
-    multifactor, fcfs = (
-        conservative.filter(pl.col("primary") == name).select("avg_wait_s", "max_wait_s")
-        for name in ("multifactor", "FCFS")
-    )
-    assert multifactor.height == fcfs.height == 2 * 2 * 4  # splits x thresholds x weeks
-    assert not multifactor.equals(fcfs)
-    assert weekly.filter(pl.col("primary") == "multifactor")["backfill"].unique().to_list() == [
-        "CONSERVATIVE"
-    ]
-    path = project / conf
-    path.write_text(path.read_text().replace("PriorityWeightFairshare=10000",
-                                             "PriorityWeightFairshare=0"))  # fmt: skip
-    left = planned_jobs(project)
-    # the conservative pairs on train and test, and on the whole-log weeks of the figures
-    assert left["simulate_batch"] == 2 * 3 * 2 + 3 * 2, left
-    assert "resample_weeks" not in left, left
-
-
 def test_more_weeks_add_only_new_batches(study: Path, tmp_path: Path) -> None:
     jobs = planned_jobs(copy_with(study, tmp_path, weeks_per_split=6))
     assert jobs["resample_weeks"] == 2  # batch 2 of each split (not of the whole-log weeks)
@@ -240,15 +204,39 @@ def test_changing_the_online_backfill_order_reruns_the_online_simulations(
     assert {"online_tables", "online_figure"} <= set(jobs)
 
 
-def test_the_multifactor_arm_runs_through_snakemake(study: Path, tmp_path: Path) -> None:
-    """online.slurm_conf and multifactor among the policies: the costs and every run rerun
-    (the policy set changed), not the long traces; the tables hold the fixed multifactor arm
-    and the full selector chooses it."""
-    project = copy_with(study, tmp_path, "online", slurm_conf="config/slurm/multifactor.conf",
-                        policies=["FCFS", "multifactor"], selectors=["full"])  # fmt: skip
-    ran = run_jobs(project, "--until", "online_tables")
-    # 2 replicas x (2 fixed arms + full at 2 periods)
+def test_slurms_scheduler_in_both_studies_through_snakemake(study: Path, tmp_path: Path) -> None:
+    """One slurm.conf (relative to the project) for both studies. Tuning: CONSERVATIVE and
+    multifactor pairs, of which Snakemake runs only the new ones, multifactor its own schedule.
+    Online: a multifactor arm, so the costs and every run rerun (the policy set changed), not the
+    long traces; the tables hold the fixed arm and the full selector chooses it. Editing the
+    slurm.conf reruns the tuning study's conservative simulations (their params hold its
+    settings), no EASY one, and the online runs (they all may run the arm)."""
+    conf = "config/slurm/multifactor.conf"
+    project = copy_with(
+        study, tmp_path, slurm_conf=conf, primary_policies=["FCFS", "SPF", "multifactor"],
+        backfill_policies=["FCFS", "SPF", "CONSERVATIVE"],
+    )  # fmt: skip
+    config = yaml.safe_load((project / "tiny.yaml").read_text())
+    config["online"].update(slurm_conf=conf, policies=["FCFS", "multifactor"], selectors=["full"])
+    write_config(project, config)
+    ran = run_jobs(project, "--until", "summarize_trace", "online_tables")
+    # tuning: splits x the conservative pairs (FCFS, SPF, multifactor) x batches; online: 2
+    # replicas x (2 fixed arms + full at 2 periods)
+    assert ran["simulate_batch"] == 2 * 3 * 2, ran
     assert ran["online_run"] == 2 * (2 + 2) and "long_trace" not in ran, ran
+    weekly = pl.read_parquet(project / "results/tuning/KTH-slice/weekly.parquet")
+    conservative = weekly.filter(pl.col("backfill") == "CONSERVATIVE").sort(
+        "primary", "split", "threshold", "week_index"
+    )
+    multifactor, fcfs = (
+        conservative.filter(pl.col("primary") == name).select("avg_wait_s", "max_wait_s")
+        for name in ("multifactor", "FCFS")
+    )
+    assert multifactor.height == fcfs.height == 2 * 2 * 4  # splits x thresholds x weeks
+    assert not multifactor.equals(fcfs)
+    assert weekly.filter(pl.col("primary") == "multifactor")["backfill"].unique().to_list() == [
+        "CONSERVATIVE"
+    ]
     changes = read_csv(project / "results/online/tables/changes.csv")
     arm = changes.filter(pl.col("strategy") == "fixed:multifactor")
     assert arm.height == 1 and arm["relative_change"][0] != 0.0
@@ -256,6 +244,14 @@ def test_the_multifactor_arm_runs_through_snakemake(study: Path, tmp_path: Path)
     chosen = {policy for path in folder.glob("[0-9]*/full/*.parquet")
               for policy in pl.read_parquet(path)["policy"].to_list()}  # fmt: skip
     assert chosen == {"FCFS", "multifactor"}
+    path = project / conf
+    path.write_text(path.read_text().replace("PriorityWeightFairshare=10000",
+                                             "PriorityWeightFairshare=0"))  # fmt: skip
+    left = planned_jobs(project)
+    # the conservative pairs on train and test, and on the whole-log weeks of the figures
+    assert left["simulate_batch"] == 2 * 3 * 2 + 3 * 2, left
+    assert left["online_run"] == 2 * (2 + 2) and left["period_costs"] == 2 * 2, left
+    assert "resample_weeks" not in left and "long_trace" not in left, left
 
 
 def test_online_study_tables_and_figures(study: Path) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 from scheduler.core.errors import ConfigurationError
 from scheduler.core.flags import flag
 from scheduler.core.units import parse_duration
-from scheduler.policies import POLICIES
+from scheduler.policies import MULTIFACTOR, POLICIES
 
 __all__ = [
     "CONSERVATIVE",
@@ -121,8 +121,6 @@ def policy_list(
     ``conservative``: :data:`CONSERVATIVE` is accepted too (a backfilling policy's key);
     ``multifactor``: :data:`~scheduler.sim.multifactor.MULTIFACTOR` too (Slurm's multifactor
     priority as a primary order, a study with a ``slurm_conf``)."""
-    from scheduler.sim.multifactor import MULTIFACTOR
-
     known = {name.upper(): name for name in POLICIES}
     if conservative:
         known[CONSERVATIVE] = CONSERVATIVE

@@ -19,8 +19,8 @@ from typing import Any, ClassVar
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.core.units import parse_duration
+from scheduler.policies import MULTIFACTOR
 from scheduler.policies.learned import learned_policy_files
-from scheduler.sim.multifactor import MULTIFACTOR
 from scheduler.studies.common.config import (
     MAX_SIMULATION_JOBS,
     Threshold,

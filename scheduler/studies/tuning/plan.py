@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from scheduler.core.errors import ConfigurationError
+from scheduler.policies import MULTIFACTOR
 from scheduler.policies.learned import learned_policy_files
-from scheduler.sim.multifactor import MULTIFACTOR
 from scheduler.studies.common.config import (
     CONSERVATIVE,
     MAX_SIMULATION_JOBS,

@@ -24,7 +24,7 @@ import numpy as np
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.core.registry import Registry
-from scheduler.policies import get_policy
+from scheduler.policies import MULTIFACTOR, get_policy
 
 __all__ = [
     "SELECTORS",
@@ -285,8 +285,6 @@ def canonical_policy(name: object) -> str:
     ConfigurationError
         ``name`` is not a string or not a known policy.
     """
-    from scheduler.sim.multifactor import MULTIFACTOR
-
     if not isinstance(name, str):
         raise ConfigurationError(f"a policy is named by a string, not {name!r}")
     if name.strip().lower() == MULTIFACTOR:
