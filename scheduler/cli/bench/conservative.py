@@ -5,6 +5,7 @@ multifactor priority under them; and the simulated days per second of each run."
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,8 @@ __all__ = [
 EASY_LABEL = "EASY-FCFS"
 
 #: The multifactor priority of the benchmark: age, fair-share and job size weighted alike
-#: (1000 each), Slurm's other defaults (7-day half-life and max age, 5-minute calc period).
+#: (1000 each), Slurm's other defaults (7-day half-life and max age, 5-minute calc period);
+#: the classic fair-share, and Fair Tree in a run of its own.
 BENCH_PRIORITY = MultifactorPriority(weight_age=1000, weight_fairshare=1000, weight_job_size=1000)
 
 #: The conservative-backfilling runs timed beside :data:`EASY_LABEL`: label -> the keywords
@@ -50,6 +52,10 @@ CONSERVATIVE_RUNS: dict[str, dict[str, Any]] = {
     "Slurm's limits": default_backfill_kwargs(),
     "multifactor, Slurm": {
         "primary": MULTIFACTOR, "priority": BENCH_PRIORITY, **default_backfill_kwargs()
+    },
+    "Fair Tree, Slurm": {
+        "primary": MULTIFACTOR, "priority": dataclasses.replace(BENCH_PRIORITY, fair_tree=True),
+        **default_backfill_kwargs(),
     },
 }
 
