@@ -44,7 +44,7 @@ def columns(jobs: list[NaiveJob]) -> tuple[np.ndarray, ...]:
     )
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workload=workloads(max_jobs=20))
 def test_same_starts_as_the_engine(workload: tuple[list[NaiveJob], int]) -> None:
     jobs, machine_procs = workload

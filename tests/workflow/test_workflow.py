@@ -208,7 +208,7 @@ def test_slurms_scheduler_in_both_studies_through_snakemake(study: Path, tmp_pat
     """One slurm.conf (relative to the project) for both studies. Tuning: CONSERVATIVE and
     multifactor pairs, of which Snakemake runs only the new ones, multifactor its own schedule.
     Online: a multifactor arm, so the costs and every run rerun (the policy set changed), not the
-    long traces; the tables hold the fixed arm and the full selector chooses it. Editing the
+    long traces; the fixed arm's waits are its own and the full selector chooses it. Editing the
     slurm.conf reruns the tuning study's conservative simulations (their params hold its
     settings), no EASY one, and the online runs (they all may run the arm)."""
     conf = "config/slurm/multifactor.conf"
@@ -219,7 +219,7 @@ def test_slurms_scheduler_in_both_studies_through_snakemake(study: Path, tmp_pat
     config = yaml.safe_load((project / "tiny.yaml").read_text())
     config["online"].update(slurm_conf=conf, policies=["FCFS", "multifactor"], selectors=["full"])
     write_config(project, config)
-    ran = run_jobs(project, "--until", "summarize_trace", "online_tables")
+    ran = run_jobs(project, "--until", "collect_weekly", "online_run")
     # tuning: splits x the conservative pairs (FCFS, SPF, multifactor) x batches; online: 2
     # replicas x (2 fixed arms + full at 2 periods)
     assert ran["simulate_batch"] == 2 * 3 * 2, ran
@@ -237,9 +237,11 @@ def test_slurms_scheduler_in_both_studies_through_snakemake(study: Path, tmp_pat
     assert weekly.filter(pl.col("primary") == "multifactor")["backfill"].unique().to_list() == [
         "CONSERVATIVE"
     ]
-    changes = read_csv(project / "results/online/tables/changes.csv")
-    arm = changes.filter(pl.col("strategy") == "fixed:multifactor")
-    assert arm.height == 1 and arm["relative_change"][0] != 0.0
+    runs = project / "results/online/KTH-slice/runs/none"
+    totals = {arm: [pl.read_parquet(path)["cumulative_wait_s"][-1]
+                    for path in sorted((runs / f"fixed-{arm}").glob("*.parquet"))]
+              for arm in ("FCFS", "multifactor")}  # fmt: skip
+    assert len(totals["multifactor"]) == 2 and totals["multifactor"] != totals["FCFS"]
     folder = project / "results/online/KTH-slice/choices"
     chosen = {policy for path in folder.glob("[0-9]*/full/*.parquet")
               for policy in pl.read_parquet(path)["policy"].to_list()}  # fmt: skip
