@@ -93,7 +93,7 @@ CASES = (
     # within 5 s: 22-41 % measured (whole-node reservations), 31-38 % before; held at 10 %
     Case("fcfs", ("PriorityType=priority/basic",), min_tau=0.7, min_within_5s=0.1),
     # a guard, not agreement: docs/simulator.md says what differs (tau 0.13-0.44 and 3-16 %
-    # within 5 s measured in 7 runs)
+    # within 5 s measured in 8 runs)
     Case("multifactor", MULTIFACTOR, min_tau=0.0, min_within_5s=0.0),
 )  # fmt: skip
 
