@@ -221,28 +221,41 @@ def fair_tree(user_acct, user_ratio, acct_ratio, user_raw, acct_raw, root, fs):
         prev = acct_lf[a]
 
 
+@jit(inline=True)
+def _tick_usage(live, last, now, params, jobs, jattr, fwork, user_acct, user_ratio, acct_ratio,
+                user_raw, acct_raw, root, user_efctv):  # fmt: skip
+    """The rest of a decay-thread run's bookkeeping, after :func:`_tick_decay`: the new usage
+    of the jobs running at ``now`` (``live``, sorted here into job order: one fixed order of the
+    float additions), then, under Fair Tree, the users' ranking (their factors in
+    ``user_efctv``). Returns whether the run goes on to the waiting jobs' priorities: the
+    classic algorithm's first run (or one at the same time) only records its time, Fair Tree's
+    ranks even then (Slurm's ``get_usage`` path runs ``fair_tree_decay``)."""
+    tree = params[P_FAIR_TREE] > 0.0
+    if not tree and (last == -np.inf or now - last <= 0.0):
+        return False
+    live.sort()
+    for i in range(live.size):
+        _add_usage(live[i], last, now, params, jobs, jattr, fwork, user_acct, user_raw,
+                   acct_raw, root)  # fmt: skip
+    if tree:
+        fair_tree(user_acct, user_ratio, acct_ratio, user_raw, acct_raw, root, user_efctv)
+    return True
+
+
 @jit
 def _tick(now, params, jobs, keys, istate, iwork, fwork, jattr, jfloat, user_acct, user_ratio,
           user_shares_norm, user_raw, acct_raw, root, acct_efctv, user_efctv, user_valid, mstate,
           scratch, acct_ratio):  # fmt: skip
     """One run of the decay thread at ``now``: accounts' effective usage, decay, the running
-    jobs' new usage (in job order), Fair Tree's ranking (when it is the algorithm), the waiting
-    jobs' priorities (PQ re-sorted). The classic algorithm's first run only records its time;
-    Fair Tree's ranks (Slurm's ``get_usage`` path runs ``fair_tree_decay`` even then)."""
+    jobs' new usage, Fair Tree's ranking (when it is the algorithm), the waiting jobs'
+    priorities (PQ re-sorted): :func:`_tick_decay`, :func:`_tick_usage`, then the priorities."""
     last = _tick_decay(now, params, user_raw, acct_raw, root, acct_efctv, user_valid, mstate)
-    tree = params[P_FAIR_TREE] > 0.0
-    if not tree and (last == -np.inf or now - last <= 0.0):
-        return
-    # the running jobs in job order: one fixed order of the float additions
     r = istate[k.RLEN]
     for i in range(r):
         scratch[i] = iwork[k.RUNNING, i]
-    scratch[:r].sort()
-    for i in range(r):
-        _add_usage(scratch[i], last, now, params, jobs, jattr, fwork, user_acct, user_raw,
-                   acct_raw, root)  # fmt: skip
-    if tree:
-        fair_tree(user_acct, user_ratio, acct_ratio, user_raw, acct_raw, root, user_efctv)
+    if not _tick_usage(scratch[:r], last, now, params, jobs, jattr, fwork, user_acct,
+                       user_ratio, acct_ratio, user_raw, acct_raw, root, user_efctv):  # fmt: skip
+        return
     # the waiting jobs' new priorities; then PQ sorted again (stable: ties in job order)
     qlen = istate[k.QLEN]
     if qlen == istate[k.DEAD]:
@@ -416,27 +429,19 @@ def catch_up(t_from, t_to, jobs, keys, istate, iwork, fwork, params, jattr, jflo
             return ticks
         # the tick: as _tick, the running and waiting jobs found from the start times
         last = _tick_decay(t, params, user_raw, acct_raw, root, acct_efctv, user_valid, mstate)
-        tree = params[P_FAIR_TREE] > 0.0
-        if tree or (last != -np.inf and t - last > 0.0):
-            r = 0
-            for i in range(istate[k.RLEN]):
-                j = iwork[k.RUNNING, i]
-                if fwork[k.START, j] < t:
-                    running[r] = j
-                    r += 1
-            for i in range(m):
-                j = ends[i]
-                if fwork[k.START, j] < t and fwork[k.END, j] > t:
-                    running[r] = j
-                    r += 1
-            live = running[:r]
-            live.sort()
-            for i in range(r):
-                _add_usage(live[i], last, t, params, jobs, jattr, fwork, user_acct, user_raw,
-                           acct_raw, root)  # fmt: skip
-            if tree:
-                fair_tree(user_acct, user_ratio, acct_ratio, user_raw, acct_raw, root,
-                          user_efctv)  # fmt: skip
+        r = 0
+        for i in range(istate[k.RLEN]):
+            j = iwork[k.RUNNING, i]
+            if fwork[k.START, j] < t:
+                running[r] = j
+                r += 1
+        for i in range(m):
+            j = ends[i]
+            if fwork[k.START, j] < t and fwork[k.END, j] > t:
+                running[r] = j
+                r += 1
+        if _tick_usage(running[:r], last, t, params, jobs, jattr, fwork, user_acct, user_ratio,
+                       acct_ratio, user_raw, acct_raw, root, user_efctv):
             for i in range(cand.size):
                 j = cand[i]
                 start = fwork[k.START, j]

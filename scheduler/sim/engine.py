@@ -130,7 +130,7 @@ class Simulation:
         self.istate, self.iwork, self.fwork = kernel.new_state(self.jobs, self.machine_procs)
         #: Every event instant before it has been processed (s; ``-inf`` before any run): the
         #: largest ``until_s`` of a run so far, by :meth:`run` or another scheduler sharing the
-        #: state (:class:`scheduler.sim.multifactor.MultifactorArm`); runs with
+        #: state (:class:`scheduler.sim.slurm_arm.MultifactorArm`); runs with
         #: ``pause_overdue_s`` leave it unchanged.
         self.processed_until_s = -math.inf
 

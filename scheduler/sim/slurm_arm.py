@@ -3,8 +3,9 @@
 An online policy selector (:mod:`scheduler.studies.online.live`) runs one machine period by
 period, each period under the policy it picks: EASY(P, P, Θ) through
 :meth:`scheduler.sim.engine.Simulation.run`, or, with :class:`MultifactorArm`, Slurm's
-scheduler: conservative backfilling with Slurm's limits under the multifactor priority with
-classic fair-share (``docs/simulator.md``, "Slurm's multifactor priority with fair-share"). Both
+scheduler: conservative backfilling with Slurm's limits under the multifactor priority, classic
+fair-share or Fair Tree (``docs/simulator.md``, "Slurm's multifactor priority with
+fair-share"). Both
 advance the same state (the queue, the running jobs, the start times); jobs waiting or running
 at a switch carry over.
 
