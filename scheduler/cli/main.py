@@ -38,6 +38,7 @@ from scheduler.cli import (
     timings,
     traces,
     warmup,
+    whatif,
 )
 from scheduler.cli.output import PROG, error_message
 from scheduler.core.errors import SchedlabError
@@ -53,6 +54,7 @@ EXIT_INTERRUPTED = 130
 #: Command-group modules, each with ``add_commands(subparsers)``, in the order of ``--help``.
 COMMAND_GROUPS = (
     traces, accounting, generate, simulate, prediction, warmup, bench, timings, config, compare,
+    whatif,
 )  # fmt: skip
 
 

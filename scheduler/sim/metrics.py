@@ -17,6 +17,7 @@ uses a threshold τ (``tau_s``, seconds) that every caller names: 10 s in the ba
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Self
 
@@ -28,6 +29,7 @@ __all__ = [
     "RunSummary",
     "bounded_slowdown",
     "cumulative_wait",
+    "jain_index",
     "run_figures",
     "stretch",
     "summarize",
@@ -53,6 +55,24 @@ def bounded_slowdown(wait_s: np.ndarray, run_s: np.ndarray, *, tau_s: float) -> 
 def stretch(wait_s: np.ndarray, run_s: np.ndarray) -> np.ndarray:
     """Stretch of each job, ``(wait + p) / p`` (dimensionless, >= 1; p > 0 seconds)."""
     return (wait_s + run_s) / run_s
+
+
+def jain_index(values: np.ndarray) -> float:
+    """Jain's fairness index of non-negative ``values`` (one per user, account…):
+    ``(Σx)² / (n Σx²)``, in ``[1/n, 1]``; 1 when every value is equal (all 0 included), ``1/n``
+    when one holds everything. NaN for no value.
+
+    R. Jain, D.-M. Chiu and W. Hawe, DEC-TR-301 (1984), eq. 1.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    if x.size == 0:
+        return math.nan
+    if (x < 0).any() or not np.isfinite(x).all():
+        raise ValueError("jain_index: values must be finite and >= 0")
+    square = float((x * x).sum())
+    if square == 0.0:
+        return 1.0
+    return float(x.sum()) ** 2 / (x.size * square)
 
 
 def with_job_metrics(jobs: pl.DataFrame, *, tau_s: float) -> pl.DataFrame:

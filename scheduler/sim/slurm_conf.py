@@ -45,6 +45,7 @@ __all__ = [
     "expand_hostlist",
     "read_slurm_conf",
     "slurm_time_s",
+    "slurm_value",
 ]
 
 
@@ -335,7 +336,8 @@ class _Where(NamedTuple):
 
     def error(self, key: str, value: str | None, why: str) -> ConfigurationError:
         shown = "" if value is None else f"={quote(value)}"
-        return ConfigurationError(f"{self.path}:{self.line}: {key}{shown}: {why}")
+        place = self.path if self.line == 0 else f"{self.path}:{self.line}"
+        return ConfigurationError(f"{place}: {key}{shown}: {why}")
 
 
 def slurm_time_s(text: str) -> int:
@@ -556,7 +558,7 @@ class _Reader:
             for pair in pairs:
                 self.global_pair(where, pair)
 
-    def global_pair(self, where: _Where, pair: _Pair) -> None:
+    def global_pair(self, where: _Where, pair: _Pair, *, replace: bool = False) -> None:
         lower = pair.key.lower()
         if lower in IGNORED_KEYS:
             return
@@ -568,10 +570,32 @@ class _Reader:
                 pair.key, None, "unknown key (a typo? schedlab reads the keys listed in "
                 "docs/simulator.md, 'Reading a slurm.conf')",
             )  # fmt: skip
-        if lower in self.values:
+        if lower in self.values and not replace:
             first = self.values[lower].where.line
             raise where.error(pair.key, None, f"given twice (first on line {first})")
         self.values[lower] = _Setting(pair.key, pair.value, where)
+
+    def change(self, key: str, value: str, source: str) -> None:
+        """Set ``key`` to ``value`` (Slurm's syntax) over what the file says: a top-level key,
+        or one option of ``SchedulerParameters`` (the file's other options kept). Errors name
+        ``source`` (where the change was asked, e.g. ``config whatif.try``) and the key."""
+        where = _Where(source, 0)
+        lower = key.strip().lower()
+        if lower in BACKFILL_PARAMETERS or lower in IGNORED_SCHEDULER_PARAMETERS:
+            found = self.get("SchedulerParameters")
+            items = [] if found is None else [
+                item.strip() for item in found.value.split(",") if item.strip()
+            ]
+            items = [item for item in items if item.partition("=")[0].strip().lower() != lower]
+            items.append(f"{lower}={value}")
+            self.values["schedulerparameters"] = _Setting(
+                "SchedulerParameters", ",".join(items), where
+            )
+            return
+        if lower in ("nodename", "partitionname", "include"):
+            raise where.error(key, value, "cannot be changed (nodes and partitions are the "
+                              "machine's; edit the slurm.conf)")  # fmt: skip
+        self.global_pair(where, _Pair(key.strip(), value), replace=True)
 
     def node_line(self, where: _Where, pairs: list[_Pair]) -> None:
         name = pairs[0].value
@@ -808,13 +832,65 @@ REFUSED_KEYS: Mapping[str, str] = MappingProxyType(
 )  # fmt: skip
 
 
-def read_slurm_conf(path: str | Path) -> SlurmConf:
+#: Top-level keys whose value is a Slurm time (minutes, ``days-hr:min:sec``): :func:`slurm_value`
+#: writes a duration with a unit in that form.
+_TIME_KEYS = frozenset({"prioritymaxage", "prioritydecayhalflife", "prioritycalcperiod"})
+_UNIT_DURATION = re.compile(r"^[0-9]+(\.[0-9]+)?\s*[smhdw]$")
+
+
+def slurm_value(key: str, value: object) -> str:
+    """``value`` of ``key`` in Slurm's syntax, for :func:`read_slurm_conf`'s ``changes``.
+
+    A duration with a unit (``90m``, ``1d``, ``2w``) becomes Slurm's unit of the key: whole
+    minutes for ``bf_window`` and the ``Priority*`` times (``1d`` → ``1440``, ``7d`` →
+    ``7-0:00:00``), seconds for ``bf_resolution`` and ``bf_interval``; YAML booleans become
+    ``YES``/``NO``; anything else is kept as text (checked by the reader).
+
+    Raises
+    ------
+    ConfigurationError
+        A duration with a unit for a key that takes none, or one that is not whole minutes
+        where minutes are read (naming the key).
+    """
+    lower = key.strip().lower()
+    if isinstance(value, bool):
+        return "YES" if value else "NO"
+    text = str(value).strip()
+    if not _UNIT_DURATION.match(text):
+        return text
+    from scheduler.core.units import parse_duration
+
+    seconds = parse_duration(text)
+    spec = BACKFILL_PARAMETERS.get(lower)
+    if spec is not None and spec.unit in ("minutes", "seconds"):
+        amount = seconds / spec.scale
+    elif lower in _TIME_KEYS:
+        amount = seconds / 60
+    else:
+        raise ConfigurationError(f"{key}={quote(value)}: {key} is not a duration (no unit)")
+    if amount != int(amount):
+        unit = "minutes" if (spec is None or spec.scale == 60) else "seconds"
+        raise ConfigurationError(f"{key}={quote(value)}: Slurm reads {key} in whole {unit}")
+    if lower in _TIME_KEYS:
+        days, rest = divmod(int(seconds), 86400)
+        return f"{days}-{rest // 3600}:{rest % 3600 // 60:02d}:00"
+    return str(int(amount))
+
+
+def read_slurm_conf(
+    path: str | Path, changes: Mapping[str, str] | None = None, *, source: str = "change"
+) -> SlurmConf:
     """Read the schedule-deciding settings of a ``slurm.conf``.
 
     Parameters
     ----------
     path
         The file (one file: ``Include`` is refused).
+    changes
+        Keys set over the file's, in Slurm's syntax (``{"PriorityWeightAge": "0",
+        "bf_window": "4320"}``): a top-level key replaces the file's line, an option of
+        ``SchedulerParameters`` (``bf_window``, ``bf_interval``, ...) replaces that option only.
+        Checked as the file's lines are; an error names ``source`` and the key.
 
     Returns
     -------
@@ -837,4 +913,6 @@ def read_slurm_conf(path: str | Path) -> SlurmConf:
     for number, line in _logical_lines(text):
         if line.strip():
             reader.line(_Where(name, number), line.strip())
+    for key, value in (changes or {}).items():
+        reader.change(key, str(value), source)
     return reader.conf()

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import re
+import struct
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -344,6 +346,21 @@ def test_report_contains_every_figure_and_table(study: Path, tmp_path: Path) -> 
              "bsld_heatmap", "whole_log.csv", "KTH-slice_whole_summary.csv")  # fmt: skip
     for name in names:
         assert name in html
+    # the report opens in a real browser: the what-if study's category and its page per
+    # alternative are in the rendered menu, and the screenshot is a drawn page, not a blank one
+    from support.browser import rendered_dom, screenshot
+    from support.png import png_chunks
+
+    dom = rendered_dom(project / "report.html")
+    assert "What-if for an administrator" in dom
+    for page in ("Summary", "bf_window=1h", "policy=EASY-FCFS-FCFS"):
+        assert f'"{page}"' in dom or f">{page}<" in dom
+    png = tmp_path / "report.png"
+    screenshot(project / "report.html", png)
+    chunks = png_chunks(png.read_bytes())
+    width, height = struct.unpack(">II", chunks[0][1][:8])
+    pixels = zlib.decompress(b"".join(data for kind, data in chunks if kind == b"IDAT"))
+    assert (width, height) == (1400, 1000) and len(set(pixels)) > 20  # not one flat colour
 
 
 @pytest.mark.parametrize(
