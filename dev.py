@@ -2,7 +2,8 @@
 """schedlab's two entry commands, needing only Python >= 3.11 and pip.
 
     python3 dev.py run            # the main job: every study at a small scale, bundled logs
-    python3 dev.py test           # lint + the whole test suite (but the cluster tests)
+    python3 dev.py test           # lint + the whole test suite (but the cluster and compile tests)
+    python3 dev.py test-compile   # the tests that compile kernels in fresh processes (CI runs them)
     python3 dev.py test-cluster   # a live single-node Slurm cluster + the cluster tests
                                   # (root on Debian: tests/cluster/slurm-up installs Slurm)
 
@@ -129,7 +130,15 @@ def test_cluster(*extra: str) -> int:
         subprocess.run([str(scripts / "slurm-down")], cwd=ROOT)
 
 
-COMMANDS = {"run": run, "test": test, "test-cluster": test_cluster}
+def test_compile(*extra: str) -> int:
+    """The tests marked ``compile`` (kernels compiled from scratch in fresh processes: numba's
+    cache faults and stale entries), which ``test`` leaves out for its 10-minute budget; CI runs
+    them after ``test``."""
+    command = [str(BIN / "python"), "-m", "pytest", "-m", "compile", "-n", "auto", *extra]
+    return subprocess.run(command, cwd=ROOT).returncode
+
+
+COMMANDS = {"run": run, "test": test, "test-compile": test_compile, "test-cluster": test_cluster}
 
 
 def main(argv: list[str]) -> int:

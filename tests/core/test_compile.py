@@ -105,6 +105,7 @@ def _edit_callee(path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.compile
 @pytest.mark.parametrize("cache_dir", [True, False], ids=["NUMBA_CACHE_DIR", "in-tree"])
 def test_an_edit_of_the_callee_module_alone_recompiles_the_cached_caller(
     tmp_path: Path, cache_dir: bool

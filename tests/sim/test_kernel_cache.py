@@ -66,6 +66,7 @@ def _run(root: Path, env_extra: dict[str, str]) -> subprocess.CompletedProcess[s
     )
 
 
+@pytest.mark.compile
 def test_truncated_cache_files_are_recompiled_with_a_warning(tmp_path: Path) -> None:
     root = _package_copy(tmp_path, with_cache=True)
     cache = root / "scheduler" / "sim" / "__pycache__"  # the copy's own in-tree cache
@@ -95,6 +96,7 @@ def test_truncated_cache_files_are_recompiled_with_a_warning(tmp_path: Path) -> 
     assert hits >= 1
 
 
+@pytest.mark.compile
 def test_no_writable_cache_directory_compiles_in_memory(tmp_path: Path) -> None:
     root = _package_copy(tmp_path)
     # Nowhere to write (works as root too, where permissions are not enforced): the in-tree

@@ -51,6 +51,7 @@ rule whatif_simulate:
     input:
         jobs_path=WHATIF.jobs_file(),
         weeks_path=WHATIF.weeks_file(),
+        _policy_paths=WHATIF.policy_files,
     output:
         weeks_out_path=WHATIF.weeks_sim_file(),
         log_out_path=WHATIF.log_sim_file(),
@@ -74,6 +75,7 @@ rule whatif_simulate:
 rule whatif_bootstrap:
     input:
         jobs_path=WHATIF.jobs_file(),
+        _policy_paths=WHATIF.policy_files,
     output:
         out_path=WHATIF.bootstrap_file(),
     log:

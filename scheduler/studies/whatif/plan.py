@@ -79,6 +79,13 @@ class WhatifPlan:
     def source_inputs(self, wildcards: object = None) -> list[str]:
         return [] if self.source_path is None else [self.source_path]
 
+    def policy_files(self, wildcards: Any) -> list[str]:
+        """The files an alternative's policies read (a learned function's fit file)."""
+        from scheduler.policies.learned import learned_policy_files
+
+        scheduler = self.alternative(wildcards.alternative).scheduler
+        return learned_policy_files([scheduler.primary, scheduler.backfill or ""])
+
     def sim_files(self, wildcards: object = None) -> dict[str, list[str]]:
         return {
             "weeks_paths": [self.weeks_sim_file(n) for n in self.names()],
