@@ -95,5 +95,5 @@ def site_jobs(
         jobs = jobs.with_columns(pl.col(ACCOUNT_COLUMN).fill_null("-1"))
     else:
         raise ConfigurationError(f"unknown source kind {kind!r}; known: {SOURCE_KINDS}")
-    check_users(jobs, path)
+    check_users(jobs, f"config whatif.{kind}: {path}")
     return jobs, procs
