@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 from support.png import png_text
+from support.tiny_project import copy_with, planned_jobs
 
 from scheduler.core.provenance import read_csv
 from scheduler.studies.whatif.figures import queue_series, week_figure
@@ -89,3 +90,14 @@ def test_week_figure_draws_the_queue_it_is_given(tiny_study: Path) -> None:
     assert (series["utilisation"] <= 1 + 1e-12).all() and (series["waiting"] >= 0).all()
     plot = week_figure(week, week, alternative="x", week=1, machine_procs=64)
     assert set(plot.data["measure"]) == {"waiting jobs", "busy fraction of the machine"}
+
+
+def test_a_new_value_simulates_only_its_alternative(tiny_study: Path, tmp_path: Path) -> None:
+    """Adding a value to `try` plans the new alternative's simulations and nothing of the
+    others' (the tables, the online choice and the figures are drawn again)."""
+    tries = {"bf_window": ["1h", "2h"], "policy": ["EASY-FCFS-FCFS"]}
+    project = copy_with(tiny_study, tmp_path, "whatif", **{"try": tries})
+    jobs = planned_jobs(project)
+    assert jobs["whatif_simulate"] == 1 and jobs["whatif_bootstrap"] == 1
+    assert "whatif_jobs" not in jobs and "whatif_weeks" not in jobs
+    assert jobs["whatif_tables"] == 1 and jobs["whatif_online"] == 1
