@@ -39,6 +39,7 @@ __all__ = [
     "IGNORED_PARTITION_KEYS",
     "IGNORED_SCHEDULER_PARAMETERS",
     "PRIORITY_DEFAULTS",
+    "PRIORITY_TIMES",
     "REFUSED_KEYS",
     "SlurmConf",
     "default_backfill_kwargs",
@@ -123,6 +124,18 @@ PRIORITY_DEFAULTS: Mapping[str, object] = MappingProxyType(
     }
     | {"fair_tree": True}
 )
+
+#: The multifactor priority's times: Slurm key -> (``MultifactorPriority`` field, least whole
+#: minutes). Read as Slurm times (minutes, ``days-hr:min:sec``); :func:`slurm_value` writes a
+#: duration with a unit in that form.
+PRIORITY_TIMES: Mapping[str, tuple[str, int]] = MappingProxyType(
+    {
+        "PriorityMaxAge": ("max_age_s", 0),
+        "PriorityDecayHalfLife": ("decay_half_life_s", 1),
+        "PriorityCalcPeriod": ("calc_period_s", 1),
+    }
+)
+_TIME_KEYS = frozenset(key.lower() for key in PRIORITY_TIMES)
 
 #: Slurm 22.05's ``SchedulerType`` and ``PriorityType`` when not given.
 DEFAULT_SCHEDULER_TYPE = "sched/backfill"
@@ -766,12 +779,7 @@ class _Reader:
                 found.key, found.value, "not modelled by schedlab: association priorities "
                 "(PriorityWeightAssoc=0 only)",
             )  # fmt: skip
-        times = {
-            "PriorityMaxAge": ("max_age_s", 0),
-            "PriorityDecayHalfLife": ("decay_half_life_s", 1),
-            "PriorityCalcPeriod": ("calc_period_s", 1),
-        }
-        for key, (name, minimum) in times.items():
+        for key, (name, minimum) in PRIORITY_TIMES.items():
             if (found := self.get(key)) is not None:
                 settings[name] = _minutes_s(found.where, found.key, found.value, minimum)
         if (found := self.get("PriorityFavorSmall")) is not None:
@@ -832,9 +840,6 @@ REFUSED_KEYS: Mapping[str, str] = MappingProxyType(
 )  # fmt: skip
 
 
-#: Top-level keys whose value is a Slurm time (minutes, ``days-hr:min:sec``): :func:`slurm_value`
-#: writes a duration with a unit in that form.
-_TIME_KEYS = frozenset({"prioritymaxage", "prioritydecayhalflife", "prioritycalcperiod"})
 _UNIT_DURATION = re.compile(r"^[0-9]+(\.[0-9]+)?\s*[smhdw]$")
 
 

@@ -129,7 +129,7 @@ rule whatif_online:
 
 rule whatif_ranking_figure:
     input:
-        summary_csv_path=WHATIF.files.table("summary.csv"),
+        summary_csv_path=WHATIF.summary_file(),
     output:
         **reported(WHATIF.summary_figure_outputs(), "whatif"),
     log:

@@ -19,7 +19,6 @@ __all__ = [
     "week_figure",
 ]
 
-_HOUR = 3600.0
 _PAIR_COLOURS = {"baseline": "#000000", "alternative": "#0072B2"}
 
 
@@ -67,7 +66,7 @@ def sizes_figure(
     """Mean wait (hours) per job size class, baseline beside the alternative."""
     from plotnine import aes, geom_col, ggplot, position_dodge, scale_fill_manual
 
-    from scheduler.studies.common.figures import figure_theme, wrapped_labs
+    from scheduler.studies.common.figures import SECONDS_PER_HOUR, figure_theme, wrapped_labs
 
     labels = size_class_labels(size_edges)
     parts = []
@@ -83,7 +82,7 @@ def sizes_figure(
     frame = (
         pl.concat(parts)
         .group_by("size", "scheduler")
-        .agg((pl.col("wait_s").mean() / _HOUR).alias("hours"))
+        .agg((pl.col("wait_s").mean() / SECONDS_PER_HOUR).alias("hours"))
         .to_pandas()
     )
     import pandas as pd
@@ -109,14 +108,14 @@ def users_figure(users: pl.DataFrame, *, alternative: str, shown: int = 15):
     gain most and the ``shown`` who lose most (all when fewer)."""
     from plotnine import aes, coord_flip, geom_col, ggplot, scale_fill_manual
 
-    from scheduler.studies.common.figures import figure_theme, wrapped_labs
+    from scheduler.studies.common.figures import SECONDS_PER_HOUR, figure_theme, wrapped_labs
 
     rows = users.filter(pl.col("alternative") == alternative).sort("change_mean_wait_s")
     if rows.height > 2 * shown:
         rows = pl.concat([rows.head(shown), rows.tail(shown)])
     frame = rows.select(
         pl.col("user_id").cast(pl.String).alias("user"),
-        (pl.col("change_mean_wait_s") / _HOUR).alias("hours"),
+        (pl.col("change_mean_wait_s") / SECONDS_PER_HOUR).alias("hours"),
         pl.when(pl.col("change_mean_wait_s") < 0)
         .then(pl.lit("waits less"))
         .otherwise(pl.lit("waits more"))
@@ -207,18 +206,21 @@ def week_figure(
     )
 
 
-def online_figure(costs: pl.DataFrame, runs: pl.DataFrame, names: Sequence[str]):
+def online_figure(
+    weeks: np.ndarray,
+    totals: np.ndarray,
+    jobs: np.ndarray,
+    runs: pl.DataFrame,
+    names: Sequence[str],
+):
     """Each bandit's cumulative regret (hours of extra wait per job of the log so far) against
-    the week, the mean over its draws, against the best fixed alternative in hindsight."""
+    the week, the mean over its draws, against the best fixed alternative in hindsight; the
+    weeks, their costs and jobs as :func:`scheduler.studies.whatif.online.cost_matrix` gives
+    them, ``runs`` as :func:`~scheduler.studies.whatif.online.online_choices`."""
     from plotnine import aes, geom_hline, geom_line, ggplot
 
-    from scheduler.studies.common.figures import figure_theme, wrapped_labs
+    from scheduler.studies.common.figures import SECONDS_PER_HOUR, figure_theme, wrapped_labs
 
-    wide = costs.pivot(on="alternative", index="week_index", values="total_wait_s").sort(
-        "week_index"
-    )
-    totals = wide.select(list(names)).to_numpy()
-    jobs = costs.filter(pl.col("alternative") == names[0]).sort("week_index")["jobs"].to_numpy()
     best = names.index(runs["best_fixed"][0])
     seen = np.maximum(np.cumsum(jobs), 1)
     parts = []
@@ -227,11 +229,11 @@ def online_figure(costs: pl.DataFrame, runs: pl.DataFrame, names: Sequence[str])
         for choices in part["choices"]:
             chosen = np.asarray([int(c) for c in choices.split(",")])
             excess = totals[np.arange(chosen.size), chosen] - totals[:, best]
-            curves.append(np.cumsum(excess) / seen / _HOUR)
+            curves.append(np.cumsum(excess) / seen / SECONDS_PER_HOUR)
         parts.append(
             pl.DataFrame(
                 {
-                    "week": wide["week_index"].to_numpy(),
+                    "week": weeks,
                     "regret": np.mean(curves, axis=0),
                     "selector": spec[0],
                 }

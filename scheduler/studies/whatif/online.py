@@ -30,7 +30,7 @@ from scheduler.core.errors import ConfigurationError
 from scheduler.studies.common.bandits import BanditFeedback, make_bandit
 from scheduler.studies.common.seeds import seed_key
 
-__all__ = ["ONLINE_COLUMNS", "online_choices", "week_costs"]
+__all__ = ["ONLINE_COLUMNS", "cost_matrix", "online_choices", "week_costs"]
 
 #: Columns of :func:`online_choices`.
 ONLINE_COLUMNS: dict[str, pl.DataType] = {
@@ -63,22 +63,43 @@ def week_costs(names: Sequence[str], tables: Sequence[pl.DataFrame]) -> pl.DataF
     )
 
 
-def online_choices(
-    costs: pl.DataFrame, names: Sequence[str], selectors: Sequence[str], *, draws: int, seed: int
-) -> pl.DataFrame:
-    """Every selector of ``selectors`` (bandit specs) run ``draws`` times over the weeks:
-    :data:`ONLINE_COLUMNS`, one row per (selector, draw); ``choices`` is the alternative chosen
-    each week, comma-separated (``names``' positions)."""
+def cost_matrix(
+    costs: pl.DataFrame, names: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The weeks of :func:`week_costs` (``week_index``, in order), the total wait (s) of each
+    week under each alternative of ``names`` (weeks x alternatives) and the jobs of each week.
+
+    Raises
+    ------
+    ConfigurationError
+        An alternative without costs, or one whose replay misses a week.
+    """
     wide = costs.pivot(on="alternative", index="week_index", values="total_wait_s").sort(
         "week_index"
     )
     missing = [name for name in names if name not in wide.columns]
     if missing:
         raise ConfigurationError(f"no week costs for {missing}")
-    totals = wide.select(list(names)).to_numpy()  # weeks x alternatives, s
-    jobs = costs.filter(pl.col("alternative") == names[0]).sort("week_index")["jobs"].to_numpy()
+    totals = wide.select(list(names)).to_numpy()
     if np.isnan(totals).any():
         raise ConfigurationError("an alternative's replay misses a week of the log")
+    jobs = costs.filter(pl.col("alternative") == names[0]).sort("week_index")["jobs"].to_numpy()
+    return wide["week_index"].to_numpy(), totals, jobs
+
+
+def online_choices(
+    totals: np.ndarray,
+    jobs: np.ndarray,
+    names: Sequence[str],
+    selectors: Sequence[str],
+    *,
+    draws: int,
+    seed: int,
+) -> pl.DataFrame:
+    """Every selector of ``selectors`` (bandit specs) run ``draws`` times over the weeks of
+    :func:`cost_matrix` (``totals``: weeks x ``names``, s; ``jobs`` per week):
+    :data:`ONLINE_COLUMNS`, one row per (selector, draw); ``choices`` is the alternative chosen
+    each week, comma-separated (``names``' positions)."""
     n_jobs = int(jobs.sum())
     best = int(np.argmin(totals.sum(axis=0)))
     best_avg = float(totals[:, best].sum()) / n_jobs

@@ -69,6 +69,12 @@ class WhatifPlan:
     def bootstrap_file(self, alternative: str = "{alternative}", batch: str = "{batch}") -> str:
         return self.files.result(f"bootstrap/{alternative}/batch{batch}.parquet")
 
+    def summary_file(self) -> str:
+        return self.files.table("summary.csv")
+
+    def users_file(self) -> str:
+        return self.files.table("users.csv")
+
     def names(self) -> list[str]:
         return [alternative.name for alternative in self.alternatives]
 
@@ -102,21 +108,21 @@ class WhatifPlan:
         return {
             "baseline_weeks_path": self.weeks_sim_file(BASELINE),
             "weeks_path": self.weeks_sim_file(wildcards.alternative),
-            "users_csv_path": self.files.table("users.csv"),
+            "users_csv_path": self.users_file(),
         }
 
     # -- outputs --------------------------------------------------------------------------
     def table_outputs(self) -> dict[str, str | Reported]:
         return {
             "summary_csv_path": Reported(
-                self.files.table("summary.csv"), "summary.rst", {"table": "ranking"}, "Summary"
+                self.summary_file(), "summary.rst", {"table": "ranking"}, "Summary"
             ),
             "summary_md_path": self.files.table("summary.md"),
             "groups_csv_path": Reported(
                 self.files.table("groups.csv"), "groups.rst", {"table": "groups"}, "Summary"
             ),
             "users_csv_path": Reported(
-                self.files.table("users.csv"), "users.rst", {"table": "users"}, "Summary"
+                self.users_file(), "users.rst", {"table": "users"}, "Summary"
             ),
         }
 
@@ -279,11 +285,11 @@ def whatif_plan(config: Mapping[str, Any]) -> WhatifPlan:
         )
     bootstrap_weeks = int(boot["weeks"] or section["weeks"])
     selectors = tuple(section["online"]["selectors"])
+    import numpy as np
+
+    from scheduler.studies.common.bandits import make_bandit
+
     for index, spec in enumerate(selectors):
-        import numpy as np
-
-        from scheduler.studies.common.bandits import make_bandit
-
         try:
             make_bandit(spec, ["a", "b"], rng=np.random.default_rng(0))
         except ConfigurationError as error:

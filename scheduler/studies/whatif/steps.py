@@ -201,10 +201,11 @@ def online(
     from scheduler.studies.common.figures import save_figure
     from scheduler.studies.common.tables import markdown_table
     from scheduler.studies.whatif.figures import online_figure
-    from scheduler.studies.whatif.online import online_choices, week_costs
+    from scheduler.studies.whatif.online import cost_matrix, online_choices, week_costs
 
     costs = week_costs(names, [read_table(path) for path in source_paths])
-    runs = online_choices(costs, names, selectors, draws=draws, seed=seed)
+    weeks, totals, jobs = cost_matrix(costs, names)
+    runs = online_choices(totals, jobs, names, selectors, draws=draws, seed=seed)
     record = ctx.record()
     write_csv(runs, online_csv_path, record)
     summary = runs.group_by("selector", maintain_order=True).agg(
@@ -224,7 +225,10 @@ def online(
         record,
     )
     save_figure(
-        online_figure(costs, runs, names), png_path, pdf_path, provenance=flat_record(record)
+        online_figure(weeks, totals, jobs, runs, names),
+        png_path,
+        pdf_path,
+        provenance=flat_record(record),
     )
     ctx.log(f"{runs.height} bandit runs over {best['weeks']} weeks")
 
