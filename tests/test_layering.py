@@ -47,12 +47,13 @@ LAYERS: dict[str, int] = {
     "predictors": 2,
     "sim": 3,
     "studies": 4,
+    "rl": 4,  # the Gymnasium environment and the agents: beside the studies that use them
     "cli": 5,
     "__main__": 5,  # ``python -m scheduler``: the command line
 }
 TOP = max(LAYERS.values()) + 1
 #: The sub-packages of each layer, by layer (space-separated where a layer has several).
-LAYER_NAMES = ("core", "traces", "policies predictors", "sim", "studies", "cli")
+LAYER_NAMES = ("core", "traces", "policies predictors", "sim", "studies rl", "cli")
 COMMON = "common"  # studies.common: shared by every study
 
 #: Known violations, as (rule, importing module, imported module or name). Each needs a reason

@@ -1,0 +1,67 @@
+"""The job sequences an episode schedules: RLScheduler's protocol over a log.
+
+An episode is a sequence of consecutive jobs of a log (in job-number order), scheduled from an
+empty machine from the first job's submit time. :class:`EpisodeSource` holds the log's jobs as
+RLScheduler reads them (:func:`scheduler.sim.rlscheduler.rls_workload`) and draws sequence
+starts as its code does: ``[length, limit - length - 1)``, ``limit`` the number of jobs or its
+``batch_job_slice`` (the archive logs' evaluations used the first 10,000 jobs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from scheduler.core.errors import ConfigurationError
+from scheduler.sim.rlscheduler import RlsWorkload, sequence_starts
+
+__all__ = ["EpisodeSource"]
+
+
+@dataclass(frozen=True)
+class EpisodeSource:
+    """Where episodes come from: a log's jobs, a sequence length and the jobs they are drawn
+    from (the first ``job_slice`` jobs; ``None``: all)."""
+
+    workload: RlsWorkload
+    length: int
+    job_slice: int | None = None
+
+    def __post_init__(self) -> None:
+        limit = self.limit
+        if isinstance(self.length, bool) or not isinstance(self.length, int) or self.length < 1:
+            raise ConfigurationError(
+                f"sequence length must be an integer >= 1, got {self.length!r}"
+            )
+        if limit > self.workload.size or limit - self.length - 1 <= self.length:
+            raise ConfigurationError(
+                f"{self.workload.name or 'the log'}: sequences of {self.length} jobs cannot be "
+                f"drawn from the first {limit} of its {self.workload.size} jobs (starts are drawn "
+                "in [length, limit - length - 1))"
+            )
+
+    @property
+    def limit(self) -> int:
+        """Jobs the starts are drawn from."""
+        return int(self.job_slice or self.workload.size)
+
+    def draw_start(self, rng: np.random.Generator) -> int:
+        """A sequence start drawn uniformly in ``[length, limit - length - 1)``."""
+        return int(rng.integers(self.length, self.limit - self.length - 1))
+
+    def test_starts(self, count: int, seed: int) -> np.ndarray:
+        """The starts of RLScheduler's ``count`` test sequences under ``seed`` (its
+        ``compare-pick-jobs.py``)."""
+        return sequence_starts(self.workload.size, self.length, count, seed, self.job_slice)
+
+    def check_start(self, start: int) -> int:
+        """``start`` as a valid first job of a sequence (else a ConfigurationError)."""
+        if isinstance(start, bool) or not isinstance(start, int | np.integer) or not (
+            0 <= start <= self.workload.size - self.length
+        ):
+            raise ConfigurationError(
+                f"sequence start must be an integer in 0..{self.workload.size - self.length}, "
+                f"got {start!r}"
+            )
+        return int(start)
