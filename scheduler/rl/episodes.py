@@ -10,6 +10,7 @@ starts as its code does: ``[length, limit - length - 1)``, ``limit`` the number 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -27,6 +28,8 @@ class EpisodeSource:
     workload: RlsWorkload
     length: int
     job_slice: int | None = None
+    #: Jobs no drawn sequence may include: ``(first, end)`` index ranges (held-out sequences).
+    excluded: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self) -> None:
         limit = self.limit
@@ -47,8 +50,26 @@ class EpisodeSource:
         return int(self.job_slice or self.workload.size)
 
     def draw_start(self, rng: np.random.Generator) -> int:
-        """A sequence start drawn uniformly in ``[length, limit - length - 1)``."""
-        return int(rng.integers(self.length, self.limit - self.length - 1))
+        """A sequence start drawn uniformly in ``[length, limit - length - 1)`` among those
+        whose jobs avoid :attr:`excluded`."""
+        if not self.excluded:
+            return int(rng.integers(self.length, self.limit - self.length - 1))
+        allowed = self.allowed_starts
+        return int(allowed[rng.integers(allowed.shape[0])])
+
+    @cached_property
+    def allowed_starts(self) -> np.ndarray:
+        """Every start a draw may give (sequences overlapping no excluded range)."""
+        starts = np.arange(self.length, self.limit - self.length - 1)
+        ok = np.ones(starts.shape[0], dtype=bool)
+        for first, end in self.excluded:
+            ok &= (starts + self.length <= first) | (starts >= end)
+        if not ok.any():
+            raise ConfigurationError(
+                f"{self.workload.name or 'the log'}: no sequence of {self.length} jobs avoids "
+                f"the {len(self.excluded)} held-out sequences in the first {self.limit} jobs"
+            )
+        return starts[ok]
 
     def test_starts(self, count: int, seed: int) -> np.ndarray:
         """The starts of RLScheduler's ``count`` test sequences under ``seed`` (its
