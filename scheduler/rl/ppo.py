@@ -6,8 +6,9 @@ row of the observation (a waiting job) gives that job's logit, so the policy doe
 where a job sits in the window and has a few hundred weights; the value is an MLP over the whole
 observation (window × 7 → 64 → 64). Rows without a job are masked (sb3-contrib's
 ``MaskablePPO``), as RLScheduler masks them. From RLScheduler's PPO: no discount (γ = 1: the
-reward comes at the episode's end), GAE λ = 0.97 and a target KL of 0.01 per update. Training episodes are sequences drawn by the
-environment's seeded generator; the learning curve records each episode's figure.
+reward comes at the episode's end), GAE λ = 0.97 and a target KL of 0.01 per update. Training
+episodes are sequences drawn by the environment's seeded generator; the learning curve records
+each episode's figure.
 """
 
 from __future__ import annotations
@@ -138,11 +139,11 @@ def evaluate_agent(model: Any, env: SchedulingEnv, starts: list[int]) -> list[di
     ``start`` and ``decisions``."""
     out = []
     for start in starts:
-        obs, info = env.reset(options={"start": int(start)})
+        obs, _ = env.reset(options={"start": int(start)})
         decisions, terminated = 0, False
         while not terminated:
             action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
-            obs, _, terminated, _, info = env.step(int(action))
+            obs, _, terminated, _, _ = env.step(int(action))
             decisions += 1
         figures = env.figures().to_dict()
         out.append({**figures, "start": int(start), "decisions": decisions})

@@ -55,7 +55,7 @@ def test_hand_worked_four_job_episodes() -> None:
         env.reset(options={"start": 0})
         remaining = list(range(4))
         for job in order:
-            obs, reward, terminated, _, info = env.step(remaining.index(job))
+            _, reward, terminated, _, info = env.step(remaining.index(job))
             remaining.remove(job)
         assert terminated and info["jobs"] == 4
         rewards[order] = reward

@@ -151,7 +151,7 @@ def test_reading_rules(tmp_path: Path) -> None:
 def test_missing_max_nodes_is_named(tmp_path: Path) -> None:
     path = tmp_path / "t.swf"
     path.write_text("; MaxProcs: 8\n1 0 -1 50 2 -1 -1 3 -1 -1 1 -1 -1 -1 -1 -1 -1 -1\n")
-    with pytest.raises(ConfigurationError, match="t.swf.*MaxNodes"):
+    with pytest.raises(ConfigurationError, match=r"t\.swf.*MaxNodes"):
         rls_workload(read_swf(path))
 
 

@@ -58,7 +58,7 @@ def simulate_sequences(
     workload = _workload(swf_path, trace)
     starts = _test_source(workload, length, job_slice).test_starts(count, seed)
     ctx.log(f"{trace}: {workload.size:,} jobs, {workload.total_nodes} nodes of "
-            f"{workload.procs_per_node:g} processors; sequence starts {starts.tolist()}")  # fmt: skip
+            f"{workload.procs_per_node:g} processors; starts {starts.tolist()}")  # fmt: skip
     runs = sequence_runs(workload, starts.tolist(), length, heuristics=heuristics,
                          policies=policies, backfill=backfill)  # fmt: skip
     write_parquet(runs.with_columns(pl.lit(trace).alias("trace")), out_path, ctx.record())
