@@ -39,9 +39,9 @@ rule rl_train:
         RL.files.log("{trace}/train"),
     benchmark:
         RL.files.benchmark("{trace}/train")
-    threads: RL.ppo_threads
     conda:
         "../envs/schedlab.yaml"
+    threads: RL.ppo_threads
     params:
         settings=RL.train_settings,
         code=step_hash(rl_steps.train_agent),
