@@ -7,9 +7,11 @@
     python3 dev.py test-cluster   # a live single-node Slurm cluster + the cluster tests
                                   # (root on Debian: tests/cluster/slurm-up installs Slurm)
 
-Both build ``.venv`` with ``python3 -m venv`` and ``uv pip install -e .[test]`` (uv installed
+Both build ``.venv`` with ``python3 -m venv`` and ``uv pip install -e .[test,rl]`` (uv installed
 by pip; pip alone when uv fails) the first time, and reuse it while ``pyproject.toml`` is
-unchanged (a hash of it is kept in ``.venv``).
+unchanged (a hash of it is kept in ``.venv``). PyTorch, which the rl extra pins, is installed
+first by pip (``torch==<the pin>``): pip takes the CPU build this project's machines hold on
+disk, where uv would download the default (CUDA) build of several GB.
 Anything after the command is passed on (``python3 dev.py test -k swf``,
 ``python3 dev.py run --configfile config/full.yaml``).
 """
@@ -33,6 +35,14 @@ def _wanted_stamp() -> str:
     return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
 
 
+def _torch_requirement() -> str:
+    """The rl extra's requirement of torch, as pyproject.toml pins it (its one home)."""
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    return next(r for r in extras["rl"] if r.replace(" ", "").startswith("torch=="))
+
+
 def ensure_environment() -> None:
     """Create or refresh ``.venv`` so that it matches ``pyproject.toml``."""
     if STAMP.is_file() and STAMP.read_text().strip() == _wanted_stamp():
@@ -40,7 +50,7 @@ def ensure_environment() -> None:
     if not (BIN / "python").exists():
         print(f"dev.py: creating {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
-    print("dev.py: installing schedlab and its dependencies (.[test], with uv)", flush=True)
+    print("dev.py: installing schedlab and its dependencies (.[test,rl], with uv)", flush=True)
     python = str(BIN / "python")
     pip = [python, "-m", "pip", "--disable-pip-version-check", "install", "-q"]
     # uv installs the same requirements as pip in a quarter of its time (25 s against 96 s on 2
@@ -49,12 +59,13 @@ def ensure_environment() -> None:
     # it, and without it each one recompiles Snakemake's and polars' sources (a fresh clone's
     # tests took 714 s instead of about 460 s)
     uv = [python, "-m", "uv", "pip", "install", "--python", python, "-q", "--compile-bytecode"]
+    subprocess.run([*pip, _torch_requirement()], check=True)
     try:
         subprocess.run([*pip, "uv"], check=True)
-        subprocess.run([*uv, "-e", f"{ROOT}[test]"], check=True)
+        subprocess.run([*uv, "-e", f"{ROOT}[test,rl]"], check=True)
     except subprocess.CalledProcessError:
         print("dev.py: uv failed; installing with pip", flush=True)
-        subprocess.run([*pip, "-e", f"{ROOT}[test]"], check=True)
+        subprocess.run([*pip, "-e", f"{ROOT}[test,rl]"], check=True)
     # compile the simulator kernel once into numba's on-disk cache
     subprocess.run([str(BIN / "scheduler"), "warmup"], check=True, cwd=ROOT)
     STAMP.write_text(_wanted_stamp() + "\n")

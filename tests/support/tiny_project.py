@@ -63,8 +63,10 @@ def make_project(tmp: Path, kth_path: Path) -> Path:
     mirror = tmp / "mirror"
     mirror.mkdir()
     write_slice(kth_path, mirror / "KTH-slice.swf.gz")
-    # the memory study's bundled LANL-CM5 slice (header and first 1,500 jobs)
+    # the memory study's bundled LANL-CM5 slice (header and first 1,500 jobs) and the rl
+    # study's Lublin-256 log
     shutil.copy(ROOT / "resources" / "LANL-CM5-tiny.swf.gz", mirror)
+    shutil.copy(ROOT / "resources" / "Lublin-256.swf.gz", mirror)
     write_config(project, tiny_config(mirror))
     return project
 
