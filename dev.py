@@ -39,7 +39,8 @@ def _torch_requirement() -> str:
     """The rl extra's requirement of torch, as pyproject.toml pins it (its one home)."""
     import tomllib
 
-    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
     return next(r for r in extras["rl"] if r.replace(" ", "").startswith("torch=="))
 
 
