@@ -11,6 +11,9 @@ only runs them. What is reproduced (docs/rl.md, "The compatible mode"):
   the time at which the chosen job could start from the running jobs' estimated ends, then, at
   every event until the job fits, starts any waiting job (in submit order) that fits now and
   whose ``now + requested time`` is strictly before that time (no extra-processors rule);
+  ``easy_rule`` (an ablation, not RLScheduler's) recomputes the reservation at every event and
+  backfills by EASY's test instead (``now + requested time <= shadow time``, or the job fits in
+  the nodes left over at the shadow time);
 - the waiting and running jobs are Python lists that the original sorts stably by one key or
   another; the lists are kept here in the same order (``QUEUE`` and ``RUNNING``), so that ties
   of a score, of an end time or of a submit time are broken exactly as there.
@@ -147,8 +150,9 @@ def _next_event(jobs, istate, lists, fstate, start):
 
 
 @jit
-def _wait_with_backfill(j, jobs, istate, lists, fstate, start):
-    """Time moves on until job ``j`` fits, backfilling (RLScheduler's rule) meanwhile."""
+def _wait_with_backfill(j, easy_rule, jobs, istate, lists, fstate, start):
+    """Time moves on until job ``j`` fits, backfilling meanwhile: by RLScheduler's rule, or
+    with ``easy_rule`` by EASY's (module docstring)."""
     ppn = fstate[PPN]
     shadow = fstate[NOW]
     _sort_running(True, jobs, istate, lists, start)
@@ -166,10 +170,35 @@ def _wait_with_backfill(j, jobs, istate, lists, fstate, start):
         sort_queue(submit_keys, istate, lists)
         size = istate[QLEN]
         candidates = lists[QUEUE, :size].copy()
-        for k in candidates:
-            if fstate[NOW] + jobs[REQ, k] < shadow and _fits(k, jobs, istate):
-                _start(k, jobs, istate, lists, fstate, start)
+        if easy_rule:
+            shadow, extra = _easy_reservation(j, jobs, istate, lists, start)
+            for k in candidates:
+                if k == j or not _fits(k, jobs, istate):
+                    continue
+                if fstate[NOW] + jobs[REQ, k] <= shadow:
+                    _start(k, jobs, istate, lists, fstate, start)
+                elif jobs[NODES, k] <= extra:
+                    extra -= jobs[NODES, k]
+                    _start(k, jobs, istate, lists, fstate, start)
+        else:
+            for k in candidates:
+                if fstate[NOW] + jobs[REQ, k] < shadow and _fits(k, jobs, istate):
+                    _start(k, jobs, istate, lists, fstate, start)
         _next_event(jobs, istate, lists, fstate, start)
+
+
+@jit
+def _easy_reservation(j, jobs, istate, lists, start):
+    """EASY's reservation for job ``j`` now, in nodes: the shadow time (the estimated end at
+    which enough nodes are free) and the nodes left over then."""
+    _sort_running(True, jobs, istate, lists, start)
+    available = float(istate[FREE])
+    for i in range(istate[RLEN]):
+        k = lists[RUNNING, i]
+        available += jobs[NODES, k]
+        if available >= jobs[NODES, j]:
+            return start[k] + jobs[REQ, k], available - jobs[NODES, j]
+    return np.inf, 0.0
 
 
 @jit
@@ -194,12 +223,13 @@ def _move_to_job(jobs, istate, lists, fstate, start):
 
 
 @jit
-def schedule(j, backfill, jobs, istate, lists, fstate, start):
-    """Commit to waiting job ``j``: wait until it fits (backfilling meanwhile if ``backfill``),
-    start it, then move on to the next decision. Returns False when the sequence is over."""
+def schedule(j, backfill, easy_rule, jobs, istate, lists, fstate, start):
+    """Commit to waiting job ``j``: wait until it fits (backfilling meanwhile if ``backfill``,
+    by EASY's rule if ``easy_rule``), start it, then move on to the next decision. Returns False
+    when the sequence is over."""
     if not _fits(j, jobs, istate):
         if backfill:
-            _wait_with_backfill(j, jobs, istate, lists, fstate, start)
+            _wait_with_backfill(j, easy_rule, jobs, istate, lists, fstate, start)
         else:
             while not _fits(j, jobs, istate):
                 _next_event(jobs, istate, lists, fstate, start)
@@ -208,13 +238,15 @@ def schedule(j, backfill, jobs, istate, lists, fstate, start):
 
 
 @jit
-def run_heuristic(keys, backfill, jobs, total_nodes, ppn, istate, lists, fstate, start):
+def run_heuristic(keys, backfill, easy_rule, jobs, total_nodes, ppn, istate, lists, fstate,
+                  start):  # fmt: skip
     """The whole sequence under a heuristic: at each decision the queue is sorted by ``keys``
     (stably, as the original's ``job_queue.sort``) and its first job is scheduled."""
     reset(jobs, total_nodes, ppn, istate, lists, fstate, start)
     while True:
         sort_queue(keys, istate, lists)
-        if not schedule(lists[QUEUE, 0], backfill, jobs, istate, lists, fstate, start):
+        if not schedule(lists[QUEUE, 0], backfill, easy_rule, jobs, istate, lists, fstate,
+                        start):  # fmt: skip
             return
 
 

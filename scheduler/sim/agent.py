@@ -135,8 +135,23 @@ class AgentSimulation:
         submit order; any registered policy, time-dependent ones included); return
         :attr:`start_s`."""
         key = priority_key(policy, self._matrix.policy_inputs())
+        return self._run_kernel_keys(key.base, key.divisor)
+
+    def run_keys(self, base: np.ndarray, divisor: np.ndarray | None = None) -> np.ndarray:
+        """As :meth:`run_policy` with a key given as arrays in the caller's job order: ``base
+        + (now - submit) / divisor`` (``divisor`` None: a static key); return :attr:`start_s`."""
+        base = np.asarray(base, dtype=np.float64)
+        divisor = np.full(base.shape, np.inf) if divisor is None else np.asarray(divisor, float)
+        if base.shape != (self.n_jobs,) or divisor.shape != (self.n_jobs,):
+            raise ConfigurationError(f"keys need one value per job ({self.n_jobs})")
+        order = self._matrix.order
+        if order is not None:
+            base, divisor = base[order], divisor[order]
+        return self._run_kernel_keys(np.ascontiguousarray(base), np.ascontiguousarray(divisor))
+
+    def _run_kernel_keys(self, base: np.ndarray, divisor: np.ndarray) -> np.ndarray:
         agent_kernel.run_keyed(
-            key.base, key.divisor, self.backfill, self.classic, self.outlive, self.jobs,
+            base, divisor, self.backfill, self.classic, self.outlive, self.jobs,
             self.istate, self.iwork, self.fwork, self.clock, self.flags,
         )  # fmt: skip
         self._pending = False

@@ -256,25 +256,37 @@ class RlsState:
         kernel.reset(self.jobs, self.total_nodes, self.procs_per_node, self.istate, self.lists,
                      self.fstate, self.start_s)  # fmt: skip
 
-    def schedule(self, job: int, backfill: bool) -> bool:
-        """Commit to waiting job ``job`` (index in the sequence); False when all have started."""
-        return bool(kernel.schedule(job, backfill, self.jobs, self.istate, self.lists,
-                                    self.fstate, self.start_s))  # fmt: skip
+    def schedule(self, job: int, backfill: bool, easy_rule: bool = False) -> bool:
+        """Commit to waiting job ``job`` (index in the sequence); False when all have started.
+        ``easy_rule``: backfill by EASY's rule (an ablation, :mod:`_rls_kernel`)."""
+        return bool(kernel.schedule(job, backfill, easy_rule, self.jobs, self.istate,
+                                    self.lists, self.fstate, self.start_s))  # fmt: skip
 
-    def run_heuristic(self, keys: np.ndarray, backfill: bool) -> np.ndarray:
+    def run_heuristic(
+        self, keys: np.ndarray, backfill: bool, easy_rule: bool = False
+    ) -> np.ndarray:
         """Start times (s) of the whole sequence under a heuristic's keys."""
-        kernel.run_heuristic(keys, backfill, self.jobs, self.total_nodes, self.procs_per_node,
-                             self.istate, self.lists, self.fstate, self.start_s)  # fmt: skip
+        kernel.run_heuristic(keys, backfill, easy_rule, self.jobs, self.total_nodes,
+                             self.procs_per_node, self.istate, self.lists, self.fstate,
+                             self.start_s)  # fmt: skip
         return self.start_s.copy()
 
 
 def run_rls_sequence(
-    workload: RlsWorkload, start: int, length: int, score: str, backfill: bool
+    workload: RlsWorkload,
+    start: int,
+    length: int,
+    score: str,
+    backfill: bool,
+    *,
+    easy_rule: bool = False,
 ) -> np.ndarray:
     """Start times (s) of the sequence of ``length`` jobs from job ``start`` scheduled by
-    RLScheduler's heuristic ``score``, with or without its backfilling."""
+    RLScheduler's heuristic ``score``, with or without its backfilling (``easy_rule``: EASY's
+    backfilling rule instead of its own, an ablation)."""
     state = RlsState.new(workload, start, length)
-    return state.run_heuristic(rls_keys(workload, start, length, score), bool(backfill))
+    keys = rls_keys(workload, start, length, score)
+    return state.run_heuristic(keys, bool(backfill), bool(easy_rule))
 
 
 def sequence_bsld(workload: RlsWorkload, start: int, start_s: np.ndarray) -> float:

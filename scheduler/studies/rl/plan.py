@@ -12,22 +12,31 @@ figures.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
+
 from scheduler.core.errors import ConfigurationError
+from scheduler.core.units import parse_duration
 from scheduler.policies.learned import learned_policy_files
+from scheduler.studies.common.bandits import make_bandit
 from scheduler.studies.common.config import TraceEntry, catalogue_entries, policy_list
 from scheduler.studies.common.paths import Reported, StudyFiles, output_paths, trace_file
 
 __all__ = ["COMPATIBLE", "EASY", "MODES", "RlPlan", "rl_plan"]
 
-#: The two ways a policy is simulated: RLScheduler's scheduler and scores (``compatible``),
-#: schedlab's EASY and policies (``easy``).
+#: The ways a policy is simulated: RLScheduler's scheduler and scores (``compatible``),
+#: schedlab's EASY and policies (``easy``), and the two steps between them that the ablation
+#: takes (``rl.ablation``): RLScheduler's scheduler with EASY's backfilling rule, and schedlab's
+#: EASY with RLScheduler's scores (docs/rl.md, "From RLScheduler's numbers to schedlab's").
 COMPATIBLE = "compatible"
+COMPATIBLE_EASY_BACKFILL = "compatible+easy-backfill"
+EASY_COMPATIBLE_SCORES = "easy+compatible-scores"
 EASY = "easy"
-MODES = (COMPATIBLE, EASY)
+MODES = (COMPATIBLE, COMPATIBLE_EASY_BACKFILL, EASY_COMPATIBLE_SCORES, EASY)
 
 #: The tables of the study (file stem -> what the report says of it).
 TABLES = {
@@ -52,6 +61,9 @@ class RlPlan:
     heuristics: tuple[str, ...]
     policies: tuple[str, ...]
     backfill: tuple[bool, ...]
+    ablation: bool
+    bandits: tuple[str, ...]
+    period_s: float
     reference: str
     confidence: float
     ppo: Mapping[str, Any]
@@ -120,6 +132,7 @@ class RlPlan:
             "trace": wildcards.trace, "job_slice": self.job_slice, "count": self.count,
             "length": self.length, "seed": self.seed, "heuristics": list(self.heuristics),
             "policies": list(self.policies), "backfill": list(self.backfill),
+            "bandits": list(self.bandits), "period_s": self.period_s, "ablation": self.ablation,
         }  # fmt: skip
 
     def train_settings(self, wildcards: Any) -> dict[str, Any]:
@@ -153,6 +166,18 @@ class RlPlan:
         return {"figure": wildcards.rl_figure}
 
 
+def _period_s(period: str) -> float:
+    try:
+        period_s = parse_duration(period)
+    except (ConfigurationError, ValueError):
+        raise ConfigurationError(
+            f"config rl.online.period: {period!r} is not a duration with a unit (e.g. 12h)"
+        ) from None
+    if period_s is None or not 0 < period_s < math.inf:
+        raise ConfigurationError(f"config rl.online.period: {period!r} must be > 0")
+    return float(period_s)
+
+
 def rl_plan(config: Mapping[str, Any]) -> RlPlan:
     """The plan of the ``rl`` section of ``config`` (validated here; defaults filled)."""
     from scheduler.studies.common.study import study_section
@@ -175,6 +200,13 @@ def rl_plan(config: Mapping[str, Any]) -> RlPlan:
             f"config rl.job_slice: {job_slice} jobs cannot hold test sequences of "
             f"rl.sequences.length {length} (starts are drawn in [length, job_slice - length - 1))"
         )
+    online = section["online"]
+    period_s = _period_s(online["period"])
+    for spec in online["bandits"]:
+        try:
+            make_bandit(spec, policies, rng=np.random.default_rng(0))
+        except ConfigurationError as error:
+            raise ConfigurationError(f"config rl.online.bandits: {error}") from None
     ppo = section["ppo"]
     ppo_traces: tuple[str, ...] = ()
     if ppo["enabled"]:
@@ -191,6 +223,8 @@ def rl_plan(config: Mapping[str, Any]) -> RlPlan:
     return RlPlan(
         traces=traces, job_slice=job_slice, count=sequences["count"], length=length,
         seed=sequences["seed"], heuristics=heuristics, policies=policies,
-        backfill=tuple(section["backfill"]), reference=reference,
+        backfill=tuple(section["backfill"]), ablation=section["ablation"],
+        bandits=tuple(online["bandits"]),
+        period_s=period_s, reference=reference,
         confidence=section["confidence"], ppo=dict(ppo), ppo_traces=ppo_traces,
     )  # fmt: skip

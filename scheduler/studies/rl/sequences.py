@@ -16,10 +16,17 @@ import numpy as np
 import polars as pl
 
 from scheduler.core.constants import BSLD_TAU_S
+from scheduler.sim.agent import AgentSimulation
 from scheduler.sim.engine import simulate_arrays
 from scheduler.sim.metrics import RunFigures, run_figures
-from scheduler.sim.rlscheduler import RlsWorkload, run_rls_sequence
-from scheduler.studies.rl.plan import COMPATIBLE, EASY
+from scheduler.sim.rlscheduler import RlsWorkload, rls_keys, run_rls_sequence
+from scheduler.studies.rl.online import bandit_label, bandit_schedule
+from scheduler.studies.rl.plan import (
+    COMPATIBLE,
+    COMPATIBLE_EASY_BACKFILL,
+    EASY,
+    EASY_COMPATIBLE_SCORES,
+)
 
 __all__ = ["SEQUENCE_FIGURES", "easy_estimates", "figures_row", "sequence_runs"]
 
@@ -43,6 +50,29 @@ def figures_row(workload: RlsWorkload, start: int, start_s: np.ndarray) -> dict[
     return {name: float(getattr(figures, name)) for name in SEQUENCE_FIGURES}
 
 
+def score_ranks(keys: np.ndarray) -> np.ndarray:
+    """One number per job ordering the jobs as RLScheduler's two-row keys do (row 0, then row
+    1; equal pairs share a rank, so the engine breaks their tie in submit order; NaN last)."""
+    order = np.lexsort((keys[1], keys[0]))
+    pairs = keys[:, order]
+    new = np.ones(order.shape[0], dtype=bool)
+    new[1:] = ~((pairs[0, 1:] == pairs[0, :-1]) & (pairs[1, 1:] == pairs[1, :-1]))
+    ranks = np.empty(order.shape[0])
+    ranks[order] = np.cumsum(new)
+    return ranks
+
+
+def _easy_with_scores(workload: RlsWorkload, estimates: np.ndarray, start: int, length: int,
+                      score: str, backfill: bool) -> np.ndarray:  # fmt: skip
+    """schedlab's EASY choosing by RLScheduler's score ``score`` (its static key)."""
+    sl = slice(start, start + length)
+    simulation = AgentSimulation(
+        workload.submit_s[sl], workload.procs[sl], workload.run_s[sl], estimates[sl],
+        workload.max_procs, job_id=workload.job_id[sl], backfill=backfill,
+    )  # fmt: skip
+    return simulation.run_keys(score_ranks(rls_keys(workload, start, length, score)))
+
+
 def sequence_runs(
     workload: RlsWorkload,
     starts: Sequence[int],
@@ -51,19 +81,36 @@ def sequence_runs(
     heuristics: Sequence[str],
     policies: Sequence[str],
     backfill: Sequence[bool],
+    bandits: Sequence[str] = (),
+    period_s: float = 43200.0,
+    seed: int = 0,
+    ablation: bool = False,
 ) -> pl.DataFrame:
     """One row per (mode, backfill, policy, sequence): ``mode, backfill, policy, sequence,
-    start`` and :data:`SEQUENCE_FIGURES`."""
+    start`` and :data:`SEQUENCE_FIGURES`; the ``bandits`` choose among ``policies`` every
+    ``period_s`` seconds (:mod:`scheduler.studies.rl.online`; policy ``online:<spec>``, random
+    draws from ``seed``, the sequence and the bandit); with ``ablation`` the heuristics also in
+    modes ``compatible+easy-backfill`` (with backfilling only: without, it is the compatible
+    mode) and ``easy+compatible-scores``."""
     estimates = easy_estimates(workload)
     rows = []
     for bf in backfill:
         for index, start in enumerate(starts):
             sl = slice(start, start + length)
             for score in heuristics:
-                starts_s = run_rls_sequence(workload, start, length, score, bf)
-                rows.append({"mode": COMPATIBLE, "backfill": bf, "policy": score,
-                             "sequence": index, "start": int(start),
-                             **figures_row(workload, start, starts_s)})  # fmt: skip
+                schedules = {COMPATIBLE: run_rls_sequence(workload, start, length, score, bf)}
+                if ablation and bf:
+                    schedules[COMPATIBLE_EASY_BACKFILL] = run_rls_sequence(
+                        workload, start, length, score, bf, easy_rule=True
+                    )
+                if ablation:
+                    schedules[EASY_COMPATIBLE_SCORES] = _easy_with_scores(
+                        workload, estimates, start, length, score, bf
+                    )
+                for mode, starts_s in schedules.items():
+                    rows.append({"mode": mode, "backfill": bf, "policy": score,
+                                 "sequence": index, "start": int(start),
+                                 **figures_row(workload, start, starts_s)})  # fmt: skip
             for policy in policies:
                 starts_s = simulate_arrays(
                     workload.submit_s[sl], workload.procs[sl], workload.run_s[sl],
@@ -71,6 +118,16 @@ def sequence_runs(
                     backfill="FCFS" if bf else None, job_id=workload.job_id[sl],
                 )  # fmt: skip
                 rows.append({"mode": EASY, "backfill": bf, "policy": policy,
+                             "sequence": index, "start": int(start),
+                             **figures_row(workload, start, starts_s)})  # fmt: skip
+            for number, spec in enumerate(bandits):
+                rng = np.random.default_rng([seed, index, number])
+                starts_s, _ = bandit_schedule(
+                    workload.submit_s[sl], workload.procs[sl], workload.run_s[sl],
+                    estimates[sl], workload.max_procs, policies=policies, spec=spec,
+                    period_s=period_s, backfill=bf, rng=rng,
+                )  # fmt: skip
+                rows.append({"mode": EASY, "backfill": bf, "policy": bandit_label(spec),
                              "sequence": index, "start": int(start),
                              **figures_row(workload, start, starts_s)})  # fmt: skip
     return pl.DataFrame(rows).with_columns(pl.col("sequence").cast(pl.Int64))

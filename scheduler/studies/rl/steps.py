@@ -50,17 +50,22 @@ def simulate_sequences(
     heuristics: Sequence[str],
     policies: Sequence[str],
     backfill: Sequence[bool],
+    bandits: Sequence[str],
+    period_s: float,
+    ablation: bool,
     ctx: StepContext,
 ) -> None:
-    """Every heuristic (compatible mode) and policy (easy mode) on the log's test sequences,
-    with and without backfilling (:func:`scheduler.studies.rl.sequences.sequence_runs`)."""
+    """Every heuristic (compatible mode), policy and bandit over the policies (easy mode) on
+    the log's test sequences, with and without backfilling
+    (:func:`scheduler.studies.rl.sequences.sequence_runs`)."""
     started = time.perf_counter()
     workload = _workload(swf_path, trace)
     starts = _test_source(workload, length, job_slice).test_starts(count, seed)
     ctx.log(f"{trace}: {workload.size:,} jobs, {workload.total_nodes} nodes of "
             f"{workload.procs_per_node:g} processors; starts {starts.tolist()}")  # fmt: skip
     runs = sequence_runs(workload, starts.tolist(), length, heuristics=heuristics,
-                         policies=policies, backfill=backfill)  # fmt: skip
+                         policies=policies, backfill=backfill, bandits=bandits,
+                         period_s=period_s, seed=seed, ablation=ablation)  # fmt: skip
     write_parquet(runs.with_columns(pl.lit(trace).alias("trace")), out_path, ctx.record())
     ctx.log(f"{runs.height} sequence schedules in {time.perf_counter() - started:.1f} s")
 
