@@ -8,7 +8,9 @@ The figures come in groups, one table of them (:data:`BENCH_GROUPS`, in ``table`
 is a :class:`BenchGroup` (name, one-line help, run function, format function, whether a plain
 run includes it), defined in the module of its family: ``core`` (the simulator's speed and
 memory targets), ``redirection``, ``trials``, ``memory``, ``thresholds`` (threshold-backfill,
-threshold-sweep), ``online``, ``kernel``, ``conservative``. ``command`` builds the command's
+threshold-sweep), ``online``, ``kernel``, ``conservative``, ``rl`` (rl-env: the Gymnasium
+environment against RLScheduler's, whose side ``rlscheduler_driver``, a standalone script, runs
+in a subprocess). ``command`` builds the command's
 arguments, dispatch and output from the table; ``group``, ``logs`` (machine sizes from the trace
 catalogue) and ``timing`` are what the groups share.
 """

@@ -48,6 +48,18 @@ def add_commands(commands: Any) -> None:
         "--kth", type=Path, default=repo / "resources" / "KTH-SP2.swf.gz",
         help="the KTH-SP2 log (default: the bundled copy)",
     )  # fmt: skip
+    command.add_argument(
+        "--rlscheduler-python", type=Path, default=None, metavar="PATH",
+        help="rl-env group: the Python of an RLScheduler installation (gym 0.17, numpy), which "
+        "runs its environment class in a subprocess; without it and --rlscheduler-repo, "
+        "schedlab's side is measured alone and the skip recorded",
+    )  # fmt: skip
+    command.add_argument(
+        "--rlscheduler-repo", type=Path, default=None, metavar="PATH",
+        help="rl-env group: RLScheduler's repository (DIR-LAB/deep-batch-scheduler), a checkout "
+        "or a git directory; its HPCSimPickJobs.py, job.py and cluster.py are copied to a "
+        "temporary directory at run time",
+    )  # fmt: skip
     default_run = ", ".join(name for name, group in BENCH_GROUPS.items() if group.in_default_run)
     groups = "; ".join(f"{name} ({group.help})" for name, group in BENCH_GROUPS.items())
     command.add_argument(
@@ -72,7 +84,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     int
         Exit code 0.
     """
-    return main_bench(args.traces_dir, args.kth, args.json, only=args.only)
+    return main_bench(
+        args.traces_dir, args.kth, args.json, only=args.only,
+        rlscheduler_python=args.rlscheduler_python, rlscheduler_repo=args.rlscheduler_repo,
+    )  # fmt: skip
 
 
 def selected_groups(only: str | None) -> tuple[BenchGroup, ...]:
@@ -119,6 +134,8 @@ def main_bench(
     only: str | None = None,
     *,
     catalogue: Path = TRACE_CATALOGUE,
+    rlscheduler_python: Path | None = None,
+    rlscheduler_repo: Path | None = None,
 ) -> int:
     """Run and print the benchmarks (the ``scheduler bench`` command).
 
@@ -126,6 +143,8 @@ def main_bench(
     ----------
     traces_dir, kth_path, catalogue
         Where the logs and their machine sizes are (:class:`BenchInputs`).
+    rlscheduler_python, rlscheduler_repo
+        RLScheduler's Python and repository, for the ``rl-env`` group (:class:`BenchInputs`).
     as_json
         Print the figures as JSON instead of text.
     only
@@ -137,6 +156,7 @@ def main_bench(
         Exit code 0.
     """
     groups = selected_groups(only)
-    figures = run_groups(groups, BenchInputs(traces_dir, kth_path, catalogue))
+    inputs = BenchInputs(traces_dir, kth_path, catalogue, rlscheduler_python, rlscheduler_repo)
+    figures = run_groups(groups, inputs)
     print(json.dumps(figures, indent=2) if as_json else format_figures(figures, groups))
     return 0

@@ -36,11 +36,17 @@ class BenchInputs:
     catalogue
         The trace catalogue the machine sizes are read from
         (:func:`~scheduler.traces.catalogue.catalogue_machine_procs`).
+    rlscheduler_python, rlscheduler_repo
+        The Python of an RLScheduler installation (old gym, numpy) and RLScheduler's repository
+        (a checkout or a git directory), for the ``rl-env`` group's comparison with its own
+        environment class; ``None``: that side is skipped, the reason recorded.
     """
 
     traces_dir: Path
     kth_path: Path
     catalogue: Path = TRACE_CATALOGUE
+    rlscheduler_python: Path | None = None
+    rlscheduler_repo: Path | None = None
 
     def log_path(self, name: str) -> Path:
         """The file of the log ``name`` in :attr:`traces_dir`: ``<name>.swf.gz``."""

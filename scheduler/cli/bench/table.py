@@ -15,6 +15,7 @@ from scheduler.cli.bench import (
     memory,
     online,
     redirection,
+    rl,
     thresholds,
     trials,
 )
@@ -36,6 +37,7 @@ for _group in (
     online.GROUP,
     kernel.GROUP,
     conservative.GROUP,
+    rl.GROUP,
 ):
     BENCH_GROUPS.add(_group.name, _group, _group.help)
 del _group
