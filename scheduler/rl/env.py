@@ -18,7 +18,7 @@ is two kernel calls and no Python walk of the queue.
 **Observation**: ``Box(0, 1, (window, 7), float32)``: one row per waiting job, the first
 ``window`` in submit order, columns :data:`scheduler.sim.agent.FEATURE_NAMES` (wait / 12 h,
 estimate / the log's largest, processors / machine, fits now, a real job, the machine's free
-fraction, waiting jobs / window; empty rows are 0 but the last two). **Action**:
+fraction, waiting jobs / window; rows without a job are zero). **Action**:
 ``Discrete(window)``, a row; :meth:`SchedulingEnv.action_masks` gives the valid rows. A row
 without a job is refused by ``invalid_action="raise"`` or picks the first waiting job
 (``"first"``, the default: random agents and ``check_env`` then run). **Reward**: 0 until the
@@ -39,7 +39,6 @@ from scheduler.core.constants import BSLD_TAU_S
 from scheduler.core.errors import ConfigurationError
 from scheduler.core.flags import flag
 from scheduler.rl.episodes import EpisodeSource
-from scheduler.sim import _rls_kernel as rls_kernel
 from scheduler.sim.agent import FEATURE_NAMES, AgentSimulation
 from scheduler.sim.metrics import RunFigures, run_figures
 from scheduler.sim.rlscheduler import RlsState
@@ -118,6 +117,7 @@ class SchedulingEnv(gym.Env):
         workload = source.workload
         self._estimate = np.where(workload.requested_s > 0, workload.requested_s, workload.run_s)
         self._estimate_scale_s = float(max(workload.max_run_s, 1.0))
+        self._max_procs = float(workload.max_procs)
         self.observation_space = spaces.Box(0.0, 1.0, (window, len(FEATURE_NAMES)), np.float32)
         self.action_space = spaces.Discrete(window)
         self._obs = np.zeros((window, len(FEATURE_NAMES)), np.float32)
@@ -156,11 +156,12 @@ class SchedulingEnv(gym.Env):
         else:
             self._sim = RlsState.new(workload, start, length)
         self._observe()
-        return self._obs.copy(), self._info()
+        return self._obs.copy(), {**self._info(), "start": start}
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Schedule the job of row ``action``; the reward is 0 until the episode ends."""
-        if self._sim is None:
+        sim = self._sim
+        if sim is None:
             raise RuntimeError("call reset() before step()")
         row = int(action)
         if not (0 <= row < self.window) or self._ids[row] < 0:
@@ -169,18 +170,22 @@ class SchedulingEnv(gym.Env):
             self.invalid_actions += 1
             row = 0
         job = int(self._ids[row])
-        if isinstance(self._sim, AgentSimulation):
-            self._sim.act(job)
-            more = self._sim.decide()
+        if self.semantics == "easy":
+            waiting = sim.act_observe(job, self._obs, self._ids, wait_scale_s=WAIT_SCALE_S,
+                                      estimate_scale_s=self._estimate_scale_s)  # fmt: skip
         else:
-            more = self._sim.schedule(job, self.backfill)
-        if more:
-            self._observe()
+            waiting = sim.schedule_observe(
+                job, self.backfill, self._obs, self._ids, wait_scale_s=WAIT_SCALE_S,
+                estimate_scale_s=self._estimate_scale_s, max_procs=self._max_procs,
+            )  # fmt: skip
+        if waiting >= 0:
+            self._waiting = waiting
             return self._obs.copy(), 0.0, False, False, self._info()
         figures = self.figures()
         reward = REWARD_FIGURES[self.reward_figure] * getattr(figures, self.reward_figure)
         self._obs[:] = 0.0
         self._ids[:] = -1
+        self._waiting = 0
         return self._obs.copy(), float(reward), True, False, {**self._info(), **figures.to_dict()}
 
     # -- what the agent sees -----------------------------------------------------------------
@@ -191,30 +196,46 @@ class SchedulingEnv(gym.Env):
             self._waiting = sim.observe(self._obs, self._ids, wait_scale_s=WAIT_SCALE_S,
                                         estimate_scale_s=self._estimate_scale_s)  # fmt: skip
         else:
-            workload = self.source.workload
-            self._waiting = int(rls_kernel.observe(
-                WAIT_SCALE_S, self._estimate_scale_s, float(workload.max_procs),
-                float(workload.total_nodes), sim.jobs, sim.istate, sim.lists, sim.fstate,
-                self._obs, self._ids,
-            ))  # fmt: skip
+            self._waiting = sim.observe(self._obs, self._ids, wait_scale_s=WAIT_SCALE_S,
+                                        estimate_scale_s=self._estimate_scale_s,
+                                        max_procs=self._max_procs)  # fmt: skip
+
+    def share_buffers(self, obs: np.ndarray, ids: np.ndarray) -> None:
+        """Observe into ``obs`` (window, 7) float32 and ``ids`` (window,) int64 from now on:
+        rows of a vector environment's batch (:mod:`scheduler.rl.vector`)."""
+        if obs.shape != self._obs.shape or obs.dtype != np.float32 or ids.shape != self._ids.shape:
+            raise ConfigurationError("shared buffers need the observation's shape and dtype")
+        self._obs, self._ids = obs, ids
+
+    @property
+    def simulation(self) -> AgentSimulation | RlsState:
+        """The running episode's simulation (after :meth:`reset`)."""
+        if self._sim is None:
+            raise RuntimeError("call reset() first")
+        return self._sim
+
+    @property
+    def estimate_scale_s(self) -> float:
+        """Estimates are normalised by this (s): the log's largest run time."""
+        return self._estimate_scale_s
+
+    @property
+    def max_procs(self) -> float:
+        """Processors of the machine."""
+        return self._max_procs
 
     def action_masks(self) -> np.ndarray:
         """True for the rows that hold a waiting job (sb3-contrib's masking convention)."""
         return self._ids >= 0
 
     def _info(self) -> dict[str, Any]:
-        return {"action_mask": self.action_masks(), "waiting": self._waiting,
-                "now_s": self.now_s, "start": self.start}  # fmt: skip
+        """A step's info: the action mask and how many jobs wait (the window may show fewer)."""
+        return {"action_mask": self._ids >= 0, "waiting": self._waiting}
 
     @property
     def now_s(self) -> float:
         """The current instant of the episode (s)."""
-        sim = self._sim
-        if sim is None:
-            return float("nan")
-        if isinstance(sim, AgentSimulation):
-            return sim.now_s
-        return float(sim.fstate[rls_kernel.NOW])
+        return float("nan") if self._sim is None else self._sim.now_s
 
     def start_times(self) -> np.ndarray:
         """Start times (s, NaN before start) of the episode's jobs, in sequence order."""

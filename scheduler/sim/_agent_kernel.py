@@ -3,8 +3,9 @@
 The base engine (:mod:`scheduler.sim._kernel`) orders the waiting jobs by a priority key; here an
 agent takes that key's place. Its state arrays are the base engine's (``jobs``, ``istate``,
 ``iwork``, ``fwork``, built by :func:`scheduler.sim._kernel.new_state`) and two more:
-``clock`` float64 (1,): the current instant (s); ``flags`` int64 (2,): IN_PASS (1 while the
-agent is asked at the current instant) and DECISIONS (how many were asked so far).
+``clock`` float64 (1,): the current instant (s); ``flags`` int64 (FLAG_ROWS,): IN_PASS (1 while
+the agent is asked at the current instant), DECISIONS (how many were asked so far) and
+OBS_ROWS (the job rows of the last observation: the rows after them are zero already).
 
 One instant, as the base engine's (``docs/simulator.md``): every completion and submission at
 ``now`` is applied, then a pass:
@@ -30,8 +31,8 @@ from scheduler.core.compile import jit
 from scheduler.sim import _kernel as k
 
 # entries of ``flags``
-IN_PASS, DECISIONS = range(2)
-FLAG_ROWS = 2
+IN_PASS, DECISIONS, OBS_ROWS = range(3)
+FLAG_ROWS = 3
 
 # columns of an observation row (:func:`observe`)
 F_WAIT, F_ESTIMATE, F_PROCS, F_FITS, F_VALID, F_FREE, F_QUEUE = range(7)
@@ -119,14 +120,16 @@ def act(j, backfill, classic, outlive, jobs, istate, iwork, fwork, clock, flags)
 
 @jit
 def observe(machine_procs, wait_scale_s, estimate_scale_s, jobs, istate, iwork, fwork, clock,
-            obs, ids):  # fmt: skip
+            flags, obs, ids):  # fmt: skip
     """Fill ``obs`` (window, FEATURES) with the first ``window`` waiting jobs in submit order and
-    ``ids`` with their job indices (-1 for empty rows); return how many jobs wait in all.
+    ``ids`` with their job indices (-1 for rows without a job); return how many jobs wait.
 
     Row features (all in [0, 1]): wait / ``wait_scale_s`` and estimate / ``estimate_scale_s``
     (both capped at 1), processors / machine, fits in the free processors now (0/1), a real job
-    (1) or padding (0), the machine's free fraction, and the waiting jobs / window (capped at 1);
-    the last two are the machine's state, repeated on every row.
+    (1), the machine's free fraction and the waiting jobs / window (capped at 1): the last two
+    are the machine's state, repeated on every job row. Rows without a job are zero. Only the
+    job rows and the rows that held a job at the last observation are written (the others are
+    zero already): the cost is that of the jobs shown, not of the window.
     """
     window = obs.shape[0]
     now = clock[0]
@@ -150,11 +153,10 @@ def observe(machine_procs, wait_scale_s, estimate_scale_s, jobs, istate, iwork, 
         obs[row, F_FREE] = free_fraction
         obs[row, F_QUEUE] = queue_fraction
         row += 1
-    for r in range(row, window):
+    for r in range(row, max(row, flags[OBS_ROWS])):
         ids[r] = -1
         obs[r, :] = 0.0
-        obs[r, F_FREE] = free_fraction
-        obs[r, F_QUEUE] = queue_fraction
+    flags[OBS_ROWS] = row
     return waiting
 
 
@@ -177,3 +179,36 @@ def run_keyed(base, divisor, backfill, classic, outlive, jobs, istate, iwork, fw
                 best = j
                 best_key = key
         act(best, backfill, classic, outlive, jobs, istate, iwork, fwork, clock, flags)
+
+
+@jit
+def act_observe(j, backfill, classic, outlive, machine_procs, wait_scale_s, estimate_scale_s,
+                jobs, istate, iwork, fwork, clock, flags, obs, ids):  # fmt: skip
+    """One step of an agent in one call: :func:`act` on job ``j``, :func:`decide`, then
+    :func:`observe`; returns the waiting jobs, or -1 when every job has started (``obs`` and
+    ``ids`` are then left as they were)."""
+    act(j, backfill, classic, outlive, jobs, istate, iwork, fwork, clock, flags)
+    if not decide(outlive, jobs, istate, iwork, fwork, clock, flags):
+        return -1
+    return observe(machine_procs, wait_scale_s, estimate_scale_s, jobs, istate, iwork, fwork,
+                   clock, flags, obs, ids)  # fmt: skip
+
+
+@jit
+def act_observe_many(actions, backfill, classic, outlive, machine_procs, wait_scale_s,
+                     estimate_scale_s, jobs_list, istates, iworks, fworks, clocks, flags_list,
+                     obs, ids, waiting):  # fmt: skip
+    """:func:`act_observe` for several simulations at once (a vector environment's step):
+    simulation ``e`` (the ``e``-th entry of each list) applies the job of row ``actions[e]`` of
+    ``ids[e]`` (a row without a job: row 0) and writes ``obs[e]``, ``ids[e]`` and
+    ``waiting[e]`` (-1: its episode is over); ``machine_procs`` and ``estimate_scale_s`` are
+    per simulation."""
+    for e in range(actions.shape[0]):
+        row = actions[e]
+        if row < 0 or row >= ids.shape[1] or ids[e, row] < 0:
+            row = 0
+        waiting[e] = act_observe(
+            ids[e, row], backfill, classic, outlive, machine_procs[e], wait_scale_s,
+            estimate_scale_s[e], jobs_list[e], istates[e], iworks[e], fworks[e], clocks[e],
+            flags_list[e], obs[e], ids[e],
+        )  # fmt: skip

@@ -22,8 +22,10 @@ Arrays (``n`` jobs of one sequence, in the original's job order):
 
 ``jobs``  float64 (JOB_ROWS, n): SUBMIT (s), RUN (s), REQ (requested time, s), PROCS, NODES.
 ``keys``  float64 (2, n): the score of a heuristic, compared lexicographically (row 0, then 1).
-``istate`` int64 (I_ROWS,): NEXT (next job to arrive), QLEN, RLEN, FREE (free nodes).
-``lists`` int64 (2, n): QUEUE and RUNNING in the original's list order.
+``istate`` int64 (I_ROWS,): NEXT (next job to arrive), QLEN, RLEN, FREE (free nodes), OBS_ROWS
+(the job rows of the last observation).
+``lists`` int64 (LIST_ROWS, n): QUEUE and RUNNING in the original's list order; SCRATCH (a
+copy of QUEUE that a backfilling pass walks).
 ``fstate`` float64 (F_ROWS,): NOW (s), PPN (processors per node, a float as the original's).
 ``start`` float64 (n,): start time (s), NaN until started.
 """
@@ -38,10 +40,11 @@ from scheduler.core.compile import jit
 SUBMIT, RUN, REQ, PROCS, NODES = range(5)
 JOB_ROWS = 5
 # entries of ``istate``
-NEXT, QLEN, RLEN, FREE = range(4)
-I_ROWS = 4
+NEXT, QLEN, RLEN, FREE, OBS_ROWS = range(5)
+I_ROWS = 5
 # rows of ``lists``
-QUEUE, RUNNING = range(2)
+QUEUE, RUNNING, SCRATCH = range(3)
+LIST_ROWS = 3
 # entries of ``fstate``
 NOW, PPN = range(2)
 F_ROWS = 2
@@ -163,28 +166,42 @@ def _wait_with_backfill(j, easy_rule, jobs, istate, lists, fstate, start):
         shadow = start[k] + jobs[REQ, k]
         if free >= jobs[PROCS, j]:
             break
-    submit_keys = np.empty((2, jobs.shape[1]))
-    submit_keys[0] = jobs[SUBMIT]
-    submit_keys[1] = 0.0
     while not _fits(j, jobs, istate):
-        sort_queue(submit_keys, istate, lists)
+        _sort_queue_by_submit(jobs, istate, lists)
         size = istate[QLEN]
-        candidates = lists[QUEUE, :size].copy()
+        # the original walks a copy of its list while it removes the started jobs
+        lists[SCRATCH, :size] = lists[QUEUE, :size]
         if easy_rule:
             shadow, extra = _easy_reservation(j, jobs, istate, lists, start)
-            for k in candidates:
-                if k == j or not _fits(k, jobs, istate):
+        for i in range(size):
+            k = lists[SCRATCH, i]
+            if not _fits(k, jobs, istate):
+                continue
+            if easy_rule:
+                if k == j:
                     continue
                 if fstate[NOW] + jobs[REQ, k] <= shadow:
                     _start(k, jobs, istate, lists, fstate, start)
                 elif jobs[NODES, k] <= extra:
                     extra -= jobs[NODES, k]
                     _start(k, jobs, istate, lists, fstate, start)
-        else:
-            for k in candidates:
-                if fstate[NOW] + jobs[REQ, k] < shadow and _fits(k, jobs, istate):
-                    _start(k, jobs, istate, lists, fstate, start)
+            elif fstate[NOW] + jobs[REQ, k] < shadow:
+                _start(k, jobs, istate, lists, fstate, start)
         _next_event(jobs, istate, lists, fstate, start)
+
+
+@jit(inline=True)
+def _sort_queue_by_submit(jobs, istate, lists):
+    """Stable insertion sort of QUEUE by submit time: the list is sorted but for the jobs that
+    arrived since the last sort (appended at its end), so this is about linear."""
+    for i in range(1, istate[QLEN]):
+        j = lists[QUEUE, i]
+        key = jobs[SUBMIT, j]
+        k = i - 1
+        while k >= 0 and jobs[SUBMIT, lists[QUEUE, k]] > key:
+            lists[QUEUE, k + 1] = lists[QUEUE, k]
+            k -= 1
+        lists[QUEUE, k + 1] = j
 
 
 @jit
@@ -255,10 +272,10 @@ def observe(wait_scale_s, estimate_scale_s, max_procs, total_nodes, jobs, istate
             obs, ids):  # fmt: skip
     """Sort QUEUE by submit time (stably, as the original's observation does), then fill ``obs``
     (window, 7) and ``ids`` as :func:`scheduler.sim._agent_kernel.observe` does (the fit test
-    and the free fraction in nodes); return how many jobs wait."""
+    and the free fraction in nodes; rows without a job zero, written only when they held a job
+    at the last observation); return how many jobs wait."""
+    _sort_queue_by_submit(jobs, istate, lists)
     size = istate[QLEN]
-    queue = lists[QUEUE, :size].copy()
-    lists[QUEUE, :size] = queue[np.argsort(jobs[SUBMIT][queue], kind="mergesort")]
     window = obs.shape[0]
     now = fstate[NOW]
     free = istate[FREE]
@@ -275,9 +292,37 @@ def observe(wait_scale_s, estimate_scale_s, max_procs, total_nodes, jobs, istate
         obs[row, 4] = 1.0
         obs[row, 5] = free_fraction
         obs[row, 6] = queue_fraction
-    for r in range(rows, window):
+    for r in range(rows, max(rows, istate[OBS_ROWS])):
         ids[r] = -1
         obs[r, :] = 0.0
-        obs[r, 5] = free_fraction
-        obs[r, 6] = queue_fraction
+    istate[OBS_ROWS] = rows
     return size
+
+
+@jit
+def schedule_observe(j, backfill, wait_scale_s, estimate_scale_s, max_procs, total_nodes, jobs,
+                     istate, lists, fstate, start, obs, ids):  # fmt: skip
+    """One step of an agent in one call: :func:`schedule` (RLScheduler's backfilling) then
+    :func:`observe`; returns the waiting jobs, or -1 when the sequence is over."""
+    if not schedule(j, backfill, False, jobs, istate, lists, fstate, start):
+        return -1
+    return observe(wait_scale_s, estimate_scale_s, max_procs, total_nodes, jobs, istate, lists,
+                   fstate, obs, ids)  # fmt: skip
+
+
+@jit
+def schedule_observe_many(actions, backfill, wait_scale_s, estimate_scale_s, max_procs,
+                          total_nodes, jobs_list, istates, lists_list, fstates, starts, obs, ids,
+                          waiting):  # fmt: skip
+    """:func:`schedule_observe` for several sequences at once (a vector environment's step), as
+    :func:`scheduler.sim._agent_kernel.act_observe_many` (a row without a job: row 0;
+    ``estimate_scale_s``, ``max_procs`` and ``total_nodes`` per sequence)."""
+    for e in range(actions.shape[0]):
+        row = actions[e]
+        if row < 0 or row >= ids.shape[1] or ids[e, row] < 0:
+            row = 0
+        waiting[e] = schedule_observe(
+            ids[e, row], backfill, wait_scale_s, estimate_scale_s[e], max_procs[e],
+            total_nodes[e], jobs_list[e], istates[e], lists_list[e], fstates[e], starts[e],
+            obs[e], ids[e],
+        )  # fmt: skip

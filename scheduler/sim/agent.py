@@ -21,9 +21,9 @@ from scheduler.policies import priority_key
 from scheduler.sim import _agent_kernel as agent_kernel
 from scheduler.sim import _kernel as kernel
 from scheduler.sim._jobs import check_choice, job_matrix, machine_procs_value
-from scheduler.sim.engine import _OUTLIVE_CODES, RESERVATIONS, Outlive, Reservation
+from scheduler.sim.engine import OUTLIVE_CODES, RESERVATIONS, Outlive, Reservation
 
-__all__ = ["FEATURE_NAMES", "AgentSimulation"]
+__all__ = ["FEATURE_NAMES", "AgentBatch", "AgentSimulation"]
 
 #: The columns of an observation row, in order (:func:`scheduler.sim._agent_kernel.observe`).
 FEATURE_NAMES: tuple[str, ...] = (
@@ -62,7 +62,7 @@ class AgentSimulation:
         self.machine_procs = machine_procs_value(machine_procs)
         validate = flag(validate, "validate")
         check_choice("reservation", reservation, RESERVATIONS)
-        check_choice("outlive", outlive, _OUTLIVE_CODES)
+        check_choice("outlive", outlive, OUTLIVE_CODES)
         self._matrix = job_matrix(
             submit_s, procs, run_s, estimate_s, self.machine_procs, requested_s=requested_s,
             job_id=job_id, validate=validate,
@@ -70,7 +70,7 @@ class AgentSimulation:
         self.jobs = self._matrix.jobs
         self.backfill = flag(backfill, "backfill")
         self.classic = reservation == "classic"
-        self.outlive = _OUTLIVE_CODES[outlive]
+        self.outlive = OUTLIVE_CODES[outlive]
         self.reset()
 
     @property
@@ -122,13 +122,33 @@ class AgentSimulation:
         self, obs: np.ndarray, ids: np.ndarray, *, wait_scale_s: float, estimate_scale_s: float
     ) -> int:
         """Fill ``obs`` (window, len(FEATURE_NAMES)) float32 and ``ids`` (window,) int64 with
-        the first waiting jobs in submit order (``ids``: their job indices, -1 for padding);
-        return how many jobs wait in all. Features: :data:`FEATURE_NAMES`
-        (:func:`scheduler.sim._agent_kernel.observe`)."""
+        the first waiting jobs in submit order (``ids``: their job indices, -1 for rows without
+        a job, which are zero); return how many jobs wait in all. Features:
+        :data:`FEATURE_NAMES` (:func:`scheduler.sim._agent_kernel.observe`). Every row is
+        written; :meth:`act_observe` then writes only the rows that change."""
+        # a buffer not known to hold zeros past the last rows: write every row
+        self.flags[agent_kernel.OBS_ROWS] = obs.shape[0]
         return int(agent_kernel.observe(
             float(self.machine_procs), float(wait_scale_s), float(estimate_scale_s), self.jobs,
-            self.istate, self.iwork, self.fwork, self.clock, obs, ids,
+            self.istate, self.iwork, self.fwork, self.clock, self.flags, obs, ids,
         ))  # fmt: skip
+
+    def act_observe(
+        self, job: int, obs: np.ndarray, ids: np.ndarray, *, wait_scale_s: float,
+        estimate_scale_s: float,
+    ) -> int:  # fmt: skip
+        """:meth:`act` on ``job``, :meth:`decide` and :meth:`observe` in one kernel call (an
+        environment's step): returns the waiting jobs, or -1 when every job has started. ``job``
+        must be one of the ``ids`` of the last observation (not checked: the fast path)."""
+        if not self._pending:
+            raise RuntimeError("no decision is pending: call decide() first")
+        waiting = int(agent_kernel.act_observe(
+            job, self.backfill, self.classic, self.outlive, float(self.machine_procs),
+            wait_scale_s, estimate_scale_s, self.jobs, self.istate, self.iwork, self.fwork,
+            self.clock, self.flags, obs, ids,
+        ))  # fmt: skip
+        self._pending = waiting >= 0
+        return waiting
 
     def run_policy(self, policy: str) -> np.ndarray:
         """Run the rest of the schedule choosing by ``policy``'s key (smallest first, ties in
@@ -184,3 +204,49 @@ class AgentSimulation:
         if not 0 <= job < order.shape[0]:
             raise ConfigurationError(f"job index {job} outside 0..{order.shape[0] - 1}")
         return int(order[job])
+
+
+class AgentBatch:
+    """Several :class:`AgentSimulation` stepped by one kernel call (a vector environment):
+    each simulation's state is shared, not copied; :meth:`replace` swaps one for a new episode.
+    The simulations share the backfilling, reservation and outlive rules of the first."""
+
+    def __init__(self, simulations: list[AgentSimulation]) -> None:
+        from numba.typed import List
+
+        if not simulations:
+            raise ConfigurationError("an AgentBatch needs at least one simulation")
+        first = simulations[0]
+        self.backfill, self.classic, self.outlive = first.backfill, first.classic, first.outlive
+        self._lists = tuple(List() for _ in range(6))
+        self.machine_procs = np.empty(len(simulations))
+        for simulation in simulations:
+            for items, array in zip(self._lists, _state(simulation), strict=True):
+                items.append(array)
+        for index, simulation in enumerate(simulations):
+            self.machine_procs[index] = simulation.machine_procs
+
+    def replace(self, index: int, simulation: AgentSimulation) -> None:
+        """Step ``simulation`` in place of the ``index``-th one from now on."""
+        for items, array in zip(self._lists, _state(simulation), strict=True):
+            items[index] = array
+        self.machine_procs[index] = simulation.machine_procs
+
+    def act_observe(
+        self, actions: np.ndarray, obs: np.ndarray, ids: np.ndarray, waiting: np.ndarray, *,
+        wait_scale_s: float, estimate_scale_s: np.ndarray,
+    ) -> None:  # fmt: skip
+        """Each simulation ``e`` acts on the job of row ``actions[e]`` of ``ids[e]`` (row 0
+        when that row has no job), decides and observes into ``obs[e]``, ``ids[e]``;
+        ``waiting[e]`` is its waiting jobs, or -1 when its episode is over (its state then
+        stays as it is until :meth:`replace`)."""
+        agent_kernel.act_observe_many(
+            np.ascontiguousarray(actions, dtype=np.int64), self.backfill, self.classic,
+            self.outlive, self.machine_procs, float(wait_scale_s), estimate_scale_s,
+            *self._lists, obs, ids, waiting,
+        )  # fmt: skip
+
+
+def _state(simulation: AgentSimulation) -> tuple[np.ndarray, ...]:
+    return (simulation.jobs, simulation.istate, simulation.iwork, simulation.fwork,
+            simulation.clock, simulation.flags)  # fmt: skip

@@ -38,7 +38,13 @@ from scheduler.sim import _conservative_kernel as ckernel
 from scheduler.sim import _kernel as kernel
 from scheduler.sim._jobs import check_choice, job_matrix, machine_procs_value, trace_table
 from scheduler.sim.cache import call_repairing_cache
-from scheduler.sim.engine import EstimateSource, Outlive, job_table, scheduled_jobs
+from scheduler.sim.engine import (
+    OUTLIVE_CODES,
+    EstimateSource,
+    Outlive,
+    job_table,
+    scheduled_jobs,
+)
 from scheduler.sim.metrics import RunSummary, summarize
 from scheduler.sim.multifactor import (
     MULTIFACTOR,
@@ -58,7 +64,6 @@ __all__ = [
     "simulate_conservative_arrays",
 ]
 
-_OUTLIVE_CODES = {"requested": kernel.OUTLIVE_REQUESTED, "double": kernel.OUTLIVE_DOUBLE}
 
 
 @dataclass(frozen=True)
@@ -230,7 +235,7 @@ def _run(
     False every pass starts afresh: the same schedule, slower; for the tests)."""
     if not isinstance(primary, str):
         raise TypeError(f"primary must be a policy name (str), got {primary!r}")
-    check_choice("outlive", outlive, _OUTLIVE_CODES)
+    check_choice("outlive", outlive, OUTLIVE_CODES)
     if primary != MULTIFACTOR and (priority is not None or attributes is not None):
         raise ConfigurationError(
             f"priority and attributes need primary={MULTIFACTOR!r}, got primary={primary!r}"
@@ -254,7 +259,7 @@ def _run(
             matrix, machine_procs, MultifactorPriority() if priority is None else priority,
             attributes, threshold_s=threshold_s, depth=depth, window_s=window_s,
             resolution=resolution, interval=interval, max_test=max_test,
-            queue_depth=queue_depth, outlive_code=_OUTLIVE_CODES[outlive], resume=resume,
+            queue_depth=queue_depth, outlive_code=OUTLIVE_CODES[outlive], resume=resume,
             node_procs=nodes,
         )  # fmt: skip
         return ConservativeSchedule(*schedule), resumed
@@ -267,7 +272,7 @@ def _run(
     memo = ckernel.new_memory(n, resume)
     call_repairing_cache(
         ckernel.advance, jobs, keys, key.is_static, threshold_s, depth, window_s, resolution,
-        interval, max_test, queue_depth, _OUTLIVE_CODES[outlive], istate, iwork, fwork, prof,
+        interval, max_test, queue_depth, OUTLIVE_CODES[outlive], istate, iwork, fwork, prof,
         memo, nodes,
     )  # fmt: skip
     schedule = ConservativeSchedule(

@@ -40,7 +40,8 @@ RESERVATIONS: tuple[str, ...] = ("default", "classic")
 Outlive = Literal["requested", "double"]
 EstimateSource = Literal["requested", "clairvoyant"]
 
-_OUTLIVE_CODES = {"requested": kernel.OUTLIVE_REQUESTED, "double": kernel.OUTLIVE_DOUBLE}
+#: The outlive rules (docs/simulator.md) and their kernel codes.
+OUTLIVE_CODES = {"requested": kernel.OUTLIVE_REQUESTED, "double": kernel.OUTLIVE_DOUBLE}
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ class Simulation:
         validate = flag(validate, "validate")
         if validate:
             check_choice("reservation", reservation, RESERVATIONS)
-            check_choice("outlive", outlive, _OUTLIVE_CODES)
+            check_choice("outlive", outlive, OUTLIVE_CODES)
         self._matrix = job_matrix(
             submit_s, procs, run_s, estimate_s, machine_procs, requested_s=requested_s,
             job_id=job_id, validate=validate, allow_empty=not validate,
@@ -118,7 +119,7 @@ class Simulation:
         self.machine_procs = int(machine_procs)
         self.validate = validate
         self.classic = reservation == "classic"
-        self.outlive = _OUTLIVE_CODES[outlive]
+        self.outlive = OUTLIVE_CODES[outlive]
         self._inputs = self._matrix.policy_inputs()
         self._keys = np.empty((4, 0), dtype=np.float64)  # the current pair's, see _set_policies
         self._key_cache: dict[str, PriorityKey] = {}

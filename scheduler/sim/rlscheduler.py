@@ -39,6 +39,7 @@ from scheduler.traces.swf import Trace
 
 __all__ = [
     "RLS_SCORES",
+    "RlsBatch",
     "RlsWorkload",
     "gym_seeded_rng",
     "rls_keys",
@@ -245,7 +246,7 @@ class RlsState:
         jobs = sequence_matrix(workload, start, length)
         state = cls(
             jobs, workload.total_nodes, float(workload.procs_per_node),
-            np.zeros(kernel.I_ROWS, np.int64), np.zeros((2, length), np.int64),
+            np.zeros(kernel.I_ROWS, np.int64), np.zeros((kernel.LIST_ROWS, length), np.int64),
             np.zeros(kernel.F_ROWS), np.empty(length),
         )  # fmt: skip
         state.reset()
@@ -262,6 +263,35 @@ class RlsState:
         return bool(kernel.schedule(job, backfill, easy_rule, self.jobs, self.istate,
                                     self.lists, self.fstate, self.start_s))  # fmt: skip
 
+    @property
+    def now_s(self) -> float:
+        """The current time (s)."""
+        return float(self.fstate[kernel.NOW])
+
+    def observe(
+        self, obs: np.ndarray, ids: np.ndarray, *, wait_scale_s: float, estimate_scale_s: float,
+        max_procs: float,
+    ) -> int:  # fmt: skip
+        """Fill ``obs`` (window, 7) and ``ids`` with the first waiting jobs in submit order, as
+        :meth:`scheduler.sim.agent.AgentSimulation.observe` (the fit test and the free fraction
+        in nodes); returns how many jobs wait. Sorts the waiting list by submit time, as the
+        original's observation does."""
+        self.istate[kernel.OBS_ROWS] = obs.shape[0]  # write every row of a new buffer
+        return int(kernel.observe(wait_scale_s, estimate_scale_s, max_procs,
+                                  float(self.total_nodes), self.jobs, self.istate, self.lists,
+                                  self.fstate, obs, ids))  # fmt: skip
+
+    def schedule_observe(
+        self, job: int, backfill: bool, obs: np.ndarray, ids: np.ndarray, *,
+        wait_scale_s: float, estimate_scale_s: float, max_procs: float,
+    ) -> int:  # fmt: skip
+        """:meth:`schedule` then :meth:`observe` in one kernel call (an environment's step):
+        the waiting jobs, or -1 when the sequence is over."""
+        return int(kernel.schedule_observe(
+            job, backfill, wait_scale_s, estimate_scale_s, max_procs, float(self.total_nodes),
+            self.jobs, self.istate, self.lists, self.fstate, self.start_s, obs, ids,
+        ))  # fmt: skip
+
     def run_heuristic(
         self, keys: np.ndarray, backfill: bool, easy_rule: bool = False
     ) -> np.ndarray:
@@ -270,6 +300,49 @@ class RlsState:
                              self.procs_per_node, self.istate, self.lists, self.fstate,
                              self.start_s)  # fmt: skip
         return self.start_s.copy()
+
+
+class RlsBatch:
+    """Several :class:`RlsState` stepped by one kernel call (a vector environment), as
+    :class:`scheduler.sim.agent.AgentBatch`."""
+
+    def __init__(self, states: list[RlsState], backfill: bool) -> None:
+        from numba.typed import List
+
+        if not states:
+            raise ConfigurationError("an RlsBatch needs at least one sequence")
+        self.backfill = bool(backfill)
+        self._lists = tuple(List() for _ in range(5))
+        self.total_nodes = np.empty(len(states))
+        for state in states:
+            for items, array in zip(self._lists, _rls_state(state), strict=True):
+                items.append(array)
+        for index, state in enumerate(states):
+            self.total_nodes[index] = state.total_nodes
+
+    def replace(self, index: int, state: RlsState) -> None:
+        """Step ``state`` in place of the ``index``-th one from now on."""
+        for items, array in zip(self._lists, _rls_state(state), strict=True):
+            items[index] = array
+        self.total_nodes[index] = state.total_nodes
+
+    def schedule_observe(
+        self, actions: np.ndarray, obs: np.ndarray, ids: np.ndarray, waiting: np.ndarray, *,
+        wait_scale_s: float, estimate_scale_s: np.ndarray, max_procs: np.ndarray,
+    ) -> None:  # fmt: skip
+        """Each sequence ``e`` commits to the job of row ``actions[e]`` of ``ids[e]`` (row 0
+        when that row has no job) and observes into ``obs[e]``, ``ids[e]``; ``waiting[e]``: its
+        waiting jobs, or -1 when it is over."""
+        lists = self._lists
+        kernel.schedule_observe_many(
+            np.ascontiguousarray(actions, dtype=np.int64), self.backfill, float(wait_scale_s),
+            estimate_scale_s, max_procs, self.total_nodes, lists[0], lists[1], lists[2],
+            lists[3], lists[4], obs, ids, waiting,
+        )  # fmt: skip
+
+
+def _rls_state(state: RlsState) -> tuple[np.ndarray, ...]:
+    return state.jobs, state.istate, state.lists, state.fstate, state.start_s
 
 
 def run_rls_sequence(

@@ -83,7 +83,7 @@ def test_rlscheduler_decides_as_soon_as_one_job_waits() -> None:
         _, _, _, _, info = env.step(0)
         assert info["waiting"] == 1
         _, _, _, _, info = env.step(0)
-        assert info["waiting"] == 2 and info["now_s"] == 40.0
+        assert info["waiting"] == 2 and env.now_s == 40.0
         _, _, _, _, info = env.step(last[0] - 2)
         _, reward, terminated, _, _ = env.step(0)
         assert terminated
@@ -164,3 +164,38 @@ def test_reward_figures_and_bad_settings(lublin) -> None:
         EpisodeSource(lublin, 6000)
     with pytest.raises(ConfigurationError, match="sequence start"):
         SchedulingEnv(EpisodeSource(lublin, 64)).reset(options={"start": 10_000})
+
+
+@pytest.mark.parametrize("semantics", ["easy", "rlscheduler"])
+def test_vector_env_equals_the_single_environments(lublin, semantics: str) -> None:
+    from scheduler.rl.vector import SchedulingVectorEnv
+
+    source = EpisodeSource(lublin, 128)
+    starts = [300, 1500, 2600]
+    vector = SchedulingVectorEnv(source, 3, semantics=semantics, window=16, starts=starts)
+    obs, info = vector.reset()
+    assert obs.shape == (3, 16, 7) and info["start"].tolist() == starts
+    singles = [SchedulingEnv(source, semantics=semantics, window=16) for _ in starts]
+    for env, start, row in zip(singles, starts, obs, strict=True):
+        first, _ = env.reset(options={"start": start})
+        assert np.array_equal(first, row)
+    rng = np.random.default_rng(0)
+    finished = [None, None, None]
+    for _ in range(2000):
+        masks = vector.action_masks()
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        obs, rewards, terminated, _, info = vector.step(actions)
+        for e, env in enumerate(singles):
+            if finished[e] is not None:
+                continue
+            single_obs, reward, done, _, _ = env.step(int(actions[e]))
+            assert done == terminated[e]
+            if done:
+                finished[e] = reward
+                assert rewards[e] == pytest.approx(reward)
+            else:
+                assert np.array_equal(single_obs, obs[e])
+        if all(f is not None for f in finished):
+            break
+    assert all(f is not None for f in finished)
+    assert {row["start"] for row in info.get("final_info", [])} <= set(starts)

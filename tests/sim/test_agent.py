@@ -89,7 +89,7 @@ def test_observation_rows() -> None:
     assert rows.tolist() == [1, 2, -1]
     np.testing.assert_allclose(obs[0], [0.5, 0.5, 0.5, 0.0, 1.0, 0.25, 2 / 3])
     np.testing.assert_allclose(obs[1], [0.0, 0.25, 0.25, 1.0, 1.0, 0.25, 2 / 3])
-    np.testing.assert_allclose(obs[2], [0, 0, 0, 0, 0, 0.25, 2 / 3])
+    np.testing.assert_allclose(obs[2], [0, 0, 0, 0, 0, 0, 0])  # no job: zero
 
 
 def test_choosing_a_job_that_is_not_waiting_is_refused() -> None:

@@ -62,8 +62,10 @@ def rls_workloads(draw):
 
 
 @settings(max_examples=300, deadline=None)
-@given(rls_workloads(), st.sampled_from(sorted(RLS_SCORES)), st.booleans())
-def test_kernel_equals_the_plain_reference(w: RlsWorkload, score: str, backfill: bool) -> None:
+@given(rls_workloads(), st.sampled_from(sorted(RLS_SCORES)), st.booleans(), st.booleans())
+def test_kernel_equals_the_plain_reference(
+    w: RlsWorkload, score: str, backfill: bool, easy_rule: bool
+) -> None:
     keys = rls_keys(w, 0, w.size, score)
     # F2 of a requested time of -1 s is NaN there, and Python's sort leaves the order of NaN
     # keys to its merge pattern (the kernel puts them last, as NumPy: docs/rl.md)
@@ -72,9 +74,9 @@ def test_kernel_equals_the_plain_reference(w: RlsWorkload, score: str, backfill:
             for i in range(w.size)]  # fmt: skip
     want = reference_schedule(
         jobs, w.total_nodes, w.procs_per_node, lambda job: (keys[0, job.index], keys[1, job.index]),
-        backfill,
+        backfill, easy_rule,
     )  # fmt: skip
-    got = run_rls_sequence(w, 0, w.size, score, backfill)
+    got = run_rls_sequence(w, 0, w.size, score, backfill, easy_rule=easy_rule)
     assert got.tolist() == want
 
 

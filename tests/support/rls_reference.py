@@ -29,9 +29,11 @@ def reference_schedule(
     procs_per_node: float,
     score,
     backfill: bool,
+    easy_rule: bool = False,
 ) -> list[float]:
     """Start time of each job (in ``jobs`` order) when the job with the smallest ``score(job)``
-    is committed to at each decision."""
+    is committed to at each decision; ``easy_rule``: backfill by EASY's test, the reservation
+    recomputed at every event (in nodes)."""
 
     def nodes(job: RefJob) -> int:
         return math.ceil(job.procs / procs_per_node)
@@ -78,8 +80,24 @@ def reference_schedule(
                     break
             while nodes(chosen) > free:
                 waiting.sort(key=lambda job: job.submit)
+                if easy_rule:
+                    running.sort(key=lambda job: job.start + job.requested)
+                    spare, limit, extra = free, math.inf, 0
+                    for job in running:
+                        spare += nodes(job)
+                        if spare >= nodes(chosen):
+                            limit, extra = job.start + job.requested, spare - nodes(chosen)
+                            break
                 for job in list(waiting):
-                    if now + job.requested < limit and nodes(job) <= free:
+                    if nodes(job) > free or (easy_rule and job is chosen):
+                        continue
+                    if easy_rule:
+                        if now + job.requested <= limit:
+                            start(job)
+                        elif nodes(job) <= extra:
+                            extra -= nodes(job)
+                            start(job)
+                    elif now + job.requested < limit:
                         start(job)
                 one_event()
         while nodes(chosen) > free:
