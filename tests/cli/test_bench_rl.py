@@ -23,7 +23,7 @@ from scheduler.cli.main import build_parser
 #: The stand-in RLScheduler Python: this one (numpy is all the driver and the stand-in need).
 PYTHON = Path(sys.executable)
 TINY = {"length": 32, "count": 1, "rounds": 1}
-SCHEDLAB_RUNS = ["schedlab easy", "schedlab rlscheduler"]
+SCHEDLAB_RUNS = ["schedlab easy", "schedlab rlscheduler", "vector easy", "vector rlscheduler"]
 SETTINGS = ["no backfilling", "backfilling"]
 
 #: A stand-in for RLScheduler's ``HPCSimPickJobs.py`` with the interface the driver uses: it

@@ -22,7 +22,9 @@ its code). Without that Python and repository, schedlab's side is measured alone
 is recorded (``rlscheduler_skipped``).
 
 A decision is one ``step`` call (``step_for_test`` in ``HPCEnv``, its test protocol's step); an
-episode is the reset (with the first observation) and the steps until the last job starts. A
+episode is the reset (with the first observation) and the steps until the last job starts. The
+vector environment (``vector <semantics>``) steps all the round's sequences in one call; a step
+is then one decision of each, and it runs until every sequence has finished once. A
 round runs every sequence once in each setting; rounds alternate (schedlab, ``HPCEnv``, schedlab,
 ...), so that a busy machine slows both alike.
 """
@@ -44,6 +46,7 @@ from scheduler.cli.bench.group import BenchInputs, keyed_group
 from scheduler.cli.bench.timing import side_by_side
 from scheduler.rl.env import SEMANTICS, WAIT_SCALE_S, SchedulingEnv
 from scheduler.rl.episodes import EpisodeSource
+from scheduler.rl.vector import SchedulingVectorEnv
 from scheduler.sim.agent import FEATURE_NAMES, AgentSimulation
 from scheduler.sim.rlscheduler import RlsWorkload, rls_workload, run_rls_sequence
 from scheduler.traces.swf import read_swf
@@ -78,8 +81,10 @@ REWARD_RTOL = 1e-9
 RLSCHEDULER_LABEL = "RLScheduler HPCEnv"
 #: The backfilling settings, by label.
 _BACKFILL = {"no backfilling": False, "backfilling": True}
-#: The labels of schedlab's runs, by semantics.
+#: The labels of schedlab's runs, by semantics: the environment, and the vector environment
+#: stepping every sequence of a round at once (:mod:`scheduler.rl.vector`).
 _SCHEDLAB = {semantics: f"schedlab {semantics}" for semantics in SEMANTICS}
+_VECTOR = {semantics: f"vector {semantics}" for semantics in SEMANTICS}
 
 #: One episode as both sides record it: its start (job index), decisions (step calls), wall
 #: times (s) of the reset and of the steps, the final reward and the most jobs waiting.
@@ -298,8 +303,18 @@ def _log_figures(
         for label, backfill in _BACKFILL.items()
         for semantics in SEMANTICS
     }
+    vectors = {
+        (label, semantics): SchedulingVectorEnv(
+            source, len(starts), window=window, backfill=backfill, semantics=semantics,
+            starts=starts,
+        )
+        for label, backfill in _BACKFILL.items()
+        for semantics in SEMANTICS
+    }  # fmt: skip
     for env in envs.values():
         _schedlab_episodes(env, starts[:1])  # warm-up: compilation or cache load
+    for vector in vectors.values():
+        _vector_episodes(vector)
     runs: dict[tuple[str, str], list[list[Episode]]] = {}
     widened: dict[str, list[Episode]] = {}
     out: dict[str, object] = {"path": str(path), "jobs": workload.size, "starts": starts}
@@ -308,6 +323,8 @@ def _log_figures(
             runs.setdefault((label, _SCHEDLAB[semantics]), []).append(
                 _schedlab_episodes(env, starts)
             )
+        for (label, semantics), vector in vectors.items():
+            runs.setdefault((label, _VECTOR[semantics]), []).append(_vector_episodes(vector))
         if driver is not None:
             try:
                 for label, backfill in _BACKFILL.items():
@@ -332,7 +349,7 @@ def _log_figures(
         if RLSCHEDULER_LABEL in summaries:
             theirs = summaries[RLSCHEDULER_LABEL]["decisions_per_s"]["median"]
             setting["ratio"] = {run: summaries[run]["decisions_per_s"]["median"] / theirs
-                                for run in _SCHEDLAB.values()}  # fmt: skip
+                                for run in [*_SCHEDLAB.values(), *_VECTOR.values()]}  # fmt: skip
             ours = runs[(label, _SCHEDLAB["rlscheduler"])][0]
             timed = runs[(label, RLSCHEDULER_LABEL)]
             setting["check"] = _check(starts, ours, timed, widened[label], window, length)
@@ -360,6 +377,28 @@ def _schedlab_episodes(env: SchedulingEnv, starts: list[int]) -> list[Episode]:
                          "steps_s": steps_s, "reward": float(reward),
                          "most_waiting": int(most_waiting)})  # fmt: skip
     return episodes
+
+
+def _vector_episodes(vector: SchedulingVectorEnv) -> list[Episode]:
+    """Every sequence at once in the vector environment with the row-0 agent, until each has
+    finished its episode (those done first go on with the next, drawn episode: that work is
+    counted too), timed (s); one record per sequence, with an equal share of the decisions
+    and of the time."""
+    started = time.perf_counter()
+    vector.reset()
+    reset_s = time.perf_counter() - started
+    count = vector.num_envs
+    actions = np.zeros(count, np.int64)
+    finished = np.zeros(count, dtype=bool)
+    steps = 0
+    started = time.perf_counter()
+    while not finished.all():
+        finished |= vector.step(actions)[2]
+        steps += 1
+    steps_s = time.perf_counter() - started
+    return [{"start": -1, "decisions": steps, "reset_s": reset_s / count,
+             "steps_s": steps_s / count, "reward": float("nan"), "most_waiting": 0}
+            for _ in range(count)]  # fmt: skip
 
 
 def _spread(values: list[float]) -> dict[str, float]:
