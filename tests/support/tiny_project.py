@@ -27,6 +27,20 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 SLICE_WEEKS = 6
 
 
+def _rl_extra_missing() -> str | None:
+    import importlib.util
+
+    for module in ("torch", "stable_baselines3", "sb3_contrib"):
+        if importlib.util.find_spec(module) is None:
+            return (f"the PPO agent needs the rl extra ({module} is not installed: pip install "
+                    "schedlab[rl], which python3 dev.py does)")  # fmt: skip
+    return None
+
+
+#: Why the rl study's agent cannot run here (None: it can).
+RL_EXTRA_MISSING = _rl_extra_missing()
+
+
 def tiny_config(mirror: Path, **tuning: object) -> dict:
     """The tiny study's config: config/tiny.yaml with its mirror replaced by ``mirror`` (which
     holds the slice written by :func:`write_slice`) and the ``tuning`` keys updated (the result is
@@ -34,6 +48,9 @@ def tiny_config(mirror: Path, **tuning: object) -> dict:
     config = yaml.safe_load((ROOT / "config" / "tiny.yaml").read_text())
     config["archive"]["mirror_dirs"] = [str(mirror)]
     config["tuning"].update(tuning)
+    # the rl study's agent needs the rl extra; without it the tiny study runs without the agent
+    # and the agent's tests skip, saying why (RL_EXTRA_MISSING)
+    config["rl"]["ppo"]["enabled"] = RL_EXTRA_MISSING is None
     return config
 
 

@@ -10,17 +10,21 @@ import polars as pl
 import pytest
 import yaml
 from support.png import png_text
-from support.tiny_project import planned_jobs, run_jobs, study_project, write_config
+from support.tiny_project import RL_EXTRA_MISSING, copy_with, planned_jobs
 
 from scheduler.core.provenance import read_csv
 
 pytestmark = pytest.mark.workflow
 
+BANDITS = ["bandit(eps=0.1)", "ucb", "swucb(window=20)", "thompson"]
+
 
 def test_every_policy_on_the_same_sequences_in_both_modes(tiny_study: Path) -> None:
     runs = pl.read_parquet(tiny_study / "results/rl/runs.parquet")
-    assert set(runs["mode"]) == {"compatible", "easy"}
-    assert set(runs.filter(pl.col("mode") == "easy")["policy"]) == {"FCFS", "SPF", "F1", "LF1"}
+    assert set(runs["mode"]) == {"compatible", "compatible+easy-backfill",
+                                 "easy+compatible-scores", "easy"}  # fmt: skip
+    easy = set(runs.filter(pl.col("mode") == "easy")["policy"]) - {"PPO"}
+    assert easy == {"FCFS", "SPF", "F1", "LF1"} | {f"online:{b}" for b in BANDITS}
     assert set(runs.filter(pl.col("mode") == "compatible")["policy"]) == {"FCFS", "SJF", "F1"}
     starts = runs.group_by("mode", "backfill", "policy").agg(pl.col("start").sort())
     assert len({tuple(s) for s in starts["start"].to_list()}) == 1
@@ -39,26 +43,20 @@ def test_every_policy_on_the_same_sequences_in_both_modes(tiny_study: Path) -> N
     assert record["step"] == "studies.rl.steps.rl_figure"
 
 
-def test_ppo_agent_trained_evaluated_and_rerun_alone(tmp_path: Path, kth_path: Path) -> None:
-    pytest.importorskip("sb3_contrib", reason="the PPO agent needs the rl extra (pip install "
-                        "schedlab[rl] or python3 dev.py install-rl)")  # fmt: skip
-    ppo = {"enabled": True, "timesteps": 256, "n_steps": 64, "batch_size": 32, "epochs": 1,
-           "window": 16, "train_length": 32}  # fmt: skip
-    project = study_project(tmp_path, kth_path, "rl", policies=["FCFS", "SPF", "F1"], ppo=ppo)
-    ran = run_jobs(project)
-    assert ran["rl_train"] == 1 and ran["rl_evaluate"] == 1
-    evaluation = pl.read_parquet(project / "results/rl/Lublin-256/ppo/evaluation.parquet")
+def test_ppo_agent_trained_evaluated_and_rerun_alone(tiny_study: Path, tmp_path: Path) -> None:
+    if RL_EXTRA_MISSING is not None:
+        pytest.skip(RL_EXTRA_MISSING)
+    evaluation = pl.read_parquet(tiny_study / "results/rl/Lublin-256/ppo/evaluation.parquet")
     assert evaluation["policy"].unique().to_list() == ["PPO"]
     assert sorted(evaluation["backfill"].unique().to_list()) == [False, True]
     assert evaluation.height == 4 and (evaluation["avg_bsld"] >= 1).all()
-    curve = pl.read_parquet(project / "results/rl/Lublin-256/ppo/curve.parquet")
+    curve = pl.read_parquet(tiny_study / "results/rl/Lublin-256/ppo/curve.parquet")
     assert curve.height >= 1 and (curve["timesteps"] <= 256 + 64).all()
-    summary = read_csv(project / "results/rl/tables/sequences.csv")
+    summary = read_csv(tiny_study / "results/rl/tables/sequences.csv")
     assert "PPO" in set(summary["policy"])
-    assert (project / "results/rl/figures/learning_curve.png").stat().st_size > 10_000
+    assert (tiny_study / "results/rl/figures/learning_curve.png").stat().st_size > 10_000
     # a longer training reruns the agent and what reads it, never the heuristics' sequences
-    config = yaml.safe_load((project / "tiny.yaml").read_text())
-    config["rl"]["ppo"]["timesteps"] = 320
-    write_config(project, config)
-    planned = planned_jobs(project)
-    assert "rl_sequences" not in planned and planned["rl_train"] == 1
+    ppo = yaml.safe_load((tiny_study / "tiny.yaml").read_text())["rl"]["ppo"]
+    planned = planned_jobs(copy_with(tiny_study, tmp_path, "rl", ppo={**ppo, "timesteps": 320}))
+    assert "rl_sequences" not in planned
+    assert planned["rl_train"] == 1 and planned["rl_evaluate"] == 1
