@@ -32,9 +32,9 @@ STUDY_NAMES = [study.name for study in discover_studies()]
 CATALOGUE = yaml.safe_load((ROOT / "config" / "traces.yaml").read_text())["traces"]
 
 
-def test_the_seven_studies_are_registered_in_rank_order() -> None:
+def test_the_eight_studies_are_registered_in_rank_order() -> None:
     assert STUDY_NAMES == ["tuning", "online", "prediction", "learned", "redirect", "memory",
-                           "whatif"]  # fmt: skip
+                           "whatif", "rl"]  # fmt: skip
     assert [s.rank for s in discover_studies()] == sorted(s.rank for s in discover_studies())
     assert config_schema()["properties"]["studies"]["default"] == STUDY_NAMES
 

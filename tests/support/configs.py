@@ -155,9 +155,12 @@ def names_a_key(message: str, change: dict[str, Any]) -> bool:
 
 
 def tiny_base() -> dict:
-    """config/config.yaml with config/tiny.yaml over it (as Snakemake merges them)."""
-    base = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    return overlay(base, yaml.safe_load((ROOT / "config" / "tiny.yaml").read_text()))
+    """config/traces.yaml, config/config.yaml and config/tiny.yaml over them (as Snakemake
+    merges them)."""
+    base: dict = {}
+    for name in ("traces.yaml", "config.yaml", "tiny.yaml"):
+        base = overlay(base, yaml.safe_load((ROOT / "config" / name).read_text()))
+    return base
 
 
 BASE = tiny_base()

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from support.configs import check, names_a_key, overlay, sections
 from support.png import png_text
 from support.tiny_project import (
+    RL_EXTRA_MISSING,
     ROOT,
     make_project,
     online_only,
@@ -52,7 +53,8 @@ def test_dry_run_plans_the_whole_study(tmp_path: Path, kth_path: Path) -> None:
     # the whole-log table: four pairs (the baseline among them) on the whole filtered log
     assert jobs["simulate_whole_log"] == 4 and jobs["whole_log_table"] == 1
     assert jobs["filter_trace"] == jobs["split_trace"] == 1
-    assert jobs["download_trace"] == 2  # KTH-slice and the memory study's LANL-CM5-tiny
+    # KTH-slice, the memory study's LANL-CM5-tiny and the rl study's Lublin-256
+    assert jobs["download_trace"] == 3
     assert jobs["trace_figure"] == 6
     assert jobs["study_figure"] == 2
     # online: 2 replicas x (3 fixed + 2 periods x (random, full, noisy, ucb, swucb, 2 bandits))
@@ -75,6 +77,11 @@ def test_dry_run_plans_the_whole_study(tmp_path: Path, kth_path: Path) -> None:
     # memory: the filter, 2 schedulers x (2 loads + 2 second-class sizes), tables, 7 figures
     assert jobs["memory_filter"] == 1 and jobs["memory_simulate"] == jobs["memory_sweep"] == 4
     assert jobs["memory_tables"] == 1 and jobs["memory_figure"] == 7
+    # rl: the sequences of its one log, the agent's training and evaluation (with the rl
+    # extra), the tables, the figures (the learning curve with the agent)
+    agent = int(RL_EXTRA_MISSING is None)
+    assert jobs["rl_sequences"] == jobs["rl_tables"] == 1 and jobs["rl_figure"] == 1 + agent
+    assert jobs.get("rl_train", 0) == jobs.get("rl_evaluate", 0) == agent
     assert not (project / "results").exists()
 
 

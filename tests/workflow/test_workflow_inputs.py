@@ -139,8 +139,8 @@ def test_download_size_limit_comes_from_the_config(tmp_path: Path, kth_path: Pat
         config = yaml.safe_load((project / "tiny.yaml").read_text())
         config["traces"]["KTH-slice"]["url"] = server.serve("/KTH-slice.swf.gz", Reply(body=body))
         config["archive"] = {"mirror_dirs": [], "offline": False, "max_bytes": 1000}
-        # the memory study's log is not served here
-        config["studies"] = [name for name in config["studies"] if name != "memory"]
+        # the memory and rl studies' logs are not served here
+        config["studies"] = [name for name in config["studies"] if name not in ("memory", "rl")]
         write_config(project, config)
         done = snakemake(project, "--until", "download_trace", check=False)
         output = done.stdout + done.stderr

@@ -57,6 +57,9 @@ class RlPlan:
     job_slice: int | None
     count: int
     length: int
+    #: the test sequences' draw (RLScheduler's ``--seed``)
+    sequence_seed: int
+    #: the config's seed: the bandits' draws
     seed: int
     heuristics: tuple[str, ...]
     policies: tuple[str, ...]
@@ -130,21 +133,23 @@ class RlPlan:
         """``simulate_sequences`` of one log."""
         return {
             "trace": wildcards.trace, "job_slice": self.job_slice, "count": self.count,
-            "length": self.length, "seed": self.seed, "heuristics": list(self.heuristics),
-            "policies": list(self.policies), "backfill": list(self.backfill),
-            "bandits": list(self.bandits), "period_s": self.period_s, "ablation": self.ablation,
+            "length": self.length, "seed": self.sequence_seed,
+            "heuristics": list(self.heuristics), "policies": list(self.policies),
+            "backfill": list(self.backfill), "bandits": list(self.bandits),
+            "period_s": self.period_s, "bandit_seed": self.seed, "ablation": self.ablation,
         }  # fmt: skip
 
     def train_settings(self, wildcards: Any) -> dict[str, Any]:
         """``train_agent`` of one log: the PPO settings and the test sequences it must avoid."""
         return {"trace": wildcards.trace, "job_slice": self.job_slice, "count": self.count,
-                "length": self.length, "seed": self.seed, **self._ppo_settings()}  # fmt: skip
+                "length": self.length, "seed": self.sequence_seed,
+                **self._ppo_settings()}  # fmt: skip
 
     def evaluate_settings(self, wildcards: Any) -> dict[str, Any]:
         """``evaluate_agent`` of one log."""
         return {
             "trace": wildcards.trace, "job_slice": self.job_slice, "count": self.count,
-            "length": self.length, "seed": self.seed, "backfill": list(self.backfill),
+            "length": self.length, "seed": self.sequence_seed, "backfill": list(self.backfill),
             "semantics": self.ppo["semantics"], "window": self.ppo["window"],
         }  # fmt: skip
 
@@ -222,7 +227,7 @@ def rl_plan(config: Mapping[str, Any]) -> RlPlan:
             )
     return RlPlan(
         traces=traces, job_slice=job_slice, count=sequences["count"], length=length,
-        seed=sequences["seed"], heuristics=heuristics, policies=policies,
+        sequence_seed=sequences["seed"], seed=whole["seed"], heuristics=heuristics, policies=policies,
         backfill=tuple(section["backfill"]), ablation=section["ablation"],
         bandits=tuple(online["bandits"]),
         period_s=period_s, reference=reference,

@@ -52,6 +52,7 @@ def simulate_sequences(
     backfill: Sequence[bool],
     bandits: Sequence[str],
     period_s: float,
+    bandit_seed: int,
     ablation: bool,
     ctx: StepContext,
 ) -> None:
@@ -65,7 +66,7 @@ def simulate_sequences(
             f"{workload.procs_per_node:g} processors; starts {starts.tolist()}")  # fmt: skip
     runs = sequence_runs(workload, starts.tolist(), length, heuristics=heuristics,
                          policies=policies, backfill=backfill, bandits=bandits,
-                         period_s=period_s, seed=seed, ablation=ablation)  # fmt: skip
+                         period_s=period_s, seed=bandit_seed, ablation=ablation)  # fmt: skip
     write_parquet(runs.with_columns(pl.lit(trace).alias("trace")), out_path, ctx.record())
     ctx.log(f"{runs.height} sequence schedules in {time.perf_counter() - started:.1f} s")
 

@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 import yaml
-from support.configs import ROOT, tiny_base
+from support.configs import tiny_base
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.studies.rl.plan import COMPATIBLE, EASY, rl_plan
@@ -19,8 +19,6 @@ from scheduler.studies.rl.stats import AGENT, comparison_table, summary_table
 
 def config(**rl) -> dict:
     base = tiny_base()
-    catalogue = yaml.safe_load((ROOT / "config" / "traces.yaml").read_text())["traces"]
-    base["traces"] = {**catalogue, **base["traces"]}
     base["studies"] = ["rl"]
     base["rl"] = rl
     return base
@@ -29,7 +27,7 @@ def config(**rl) -> dict:
 def test_defaults_follow_rlschedulers_protocol() -> None:
     plan = rl_plan(config())
     assert plan.trace_names == ("Lublin-256", "SDSC-SP2-10k", "HPC2N-10k")
-    assert (plan.count, plan.length, plan.seed, plan.job_slice) == (10, 1024, 1, 10_000)
+    assert (plan.count, plan.length, plan.sequence_seed, plan.job_slice) == (10, 1024, 1, 10_000)
     assert plan.backfill == (False, True) and plan.reference == "F1"
     assert plan.ppo_traces == () and plan.figure_names() == ("sequences",)
     assert "results/rl/tables/published.md" in plan.targets()
