@@ -15,7 +15,12 @@ from functools import cached_property
 import numpy as np
 
 from scheduler.core.errors import ConfigurationError
-from scheduler.sim.rlscheduler import RlsWorkload, sequence_starts
+from scheduler.sim.rlscheduler import (
+    RlsWorkload,
+    run_rls_sequence,
+    sequence_bsld,
+    sequence_starts,
+)
 
 __all__ = ["EpisodeSource"]
 
@@ -30,6 +35,11 @@ class EpisodeSource:
     job_slice: int | None = None
     #: Jobs no drawn sequence may include: ``(first, end)`` index ranges (held-out sequences).
     excluded: tuple[tuple[int, int], ...] = ()
+    #: RLScheduler's trajectory filtering: draw only sequences whose mean bounded slowdown
+    #: under its SJF heuristic lies strictly between these bounds (None: every sequence).
+    sjf_range: tuple[float, float] | None = None
+    #: Backfilling in that SJF schedule (the environment's setting).
+    sjf_backfill: bool = False
 
     def __post_init__(self) -> None:
         limit = self.limit
@@ -51,8 +61,8 @@ class EpisodeSource:
 
     def draw_start(self, rng: np.random.Generator) -> int:
         """A sequence start drawn uniformly in ``[length, limit - length - 1)`` among those
-        whose jobs avoid :attr:`excluded`."""
-        if not self.excluded:
+        whose jobs avoid :attr:`excluded` (and pass :attr:`sjf_range`)."""
+        if not self.excluded and self.sjf_range is None:
             return int(rng.integers(self.length, self.limit - self.length - 1))
         allowed = self.allowed_starts
         return int(allowed[rng.integers(allowed.shape[0])])
@@ -64,12 +74,24 @@ class EpisodeSource:
         ok = np.ones(starts.shape[0], dtype=bool)
         for first, end in self.excluded:
             ok &= (starts + self.length <= first) | (starts >= end)
-        if not ok.any():
+        starts = starts[ok]
+        if self.sjf_range is not None and starts.size:
+            low, high = self.sjf_range
+            scores = np.array([self.sjf_score(int(start)) for start in starts])
+            starts = starts[(scores > low) & (scores < high)]
+        if not starts.size:
             raise ConfigurationError(
-                f"{self.workload.name or 'the log'}: no sequence of {self.length} jobs avoids "
-                f"the {len(self.excluded)} held-out sequences in the first {self.limit} jobs"
+                f"{self.workload.name or 'the log'}: no sequence of {self.length} jobs in the "
+                f"first {self.limit} jobs avoids the {len(self.excluded)} held-out sequences"
+                + (f" with an SJF score in {self.sjf_range}" if self.sjf_range else "")
             )
-        return starts[ok]
+        return starts
+
+    def sjf_score(self, start: int) -> float:
+        """The mean bounded slowdown of the sequence from ``start`` under RLScheduler's SJF in
+        its scheduler (its trajectory filter's score)."""
+        starts = run_rls_sequence(self.workload, start, self.length, "SJF", self.sjf_backfill)
+        return sequence_bsld(self.workload, start, starts)
 
     def test_starts(self, count: int, seed: int) -> np.ndarray:
         """The starts of RLScheduler's ``count`` test sequences under ``seed`` (its

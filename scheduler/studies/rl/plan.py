@@ -155,7 +155,7 @@ class RlPlan:
 
     def _ppo_settings(self) -> dict[str, Any]:
         keys = ("semantics", "train_backfill", "timesteps", "train_length", "window", "n_steps",
-                "batch_size", "epochs", "learning_rate", "threads")  # fmt: skip
+                "batch_size", "epochs", "learning_rate", "threads", "sjf_filter")  # fmt: skip
         return {**{key: self.ppo[key] for key in keys}, "ppo_seed": self.ppo["seed"]}
 
     @property
@@ -220,6 +220,11 @@ def rl_plan(config: Mapping[str, Any]) -> RlPlan:
             if name not in section["traces"]:
                 raise ConfigurationError(f"config rl.ppo.traces: {name!r} is not in rl.traces")
         ppo_traces = tuple(names)
+        band = ppo["sjf_filter"]
+        if band is not None and not band[0] < band[1]:
+            raise ConfigurationError(
+                f"config rl.ppo.sjf_filter: {list(band)} must be [low, high] with low < high"
+            )
         if ppo["batch_size"] > ppo["n_steps"]:
             raise ConfigurationError(
                 f"config rl.ppo.batch_size: {ppo['batch_size']} exceeds rl.ppo.n_steps "
@@ -227,7 +232,8 @@ def rl_plan(config: Mapping[str, Any]) -> RlPlan:
             )
     return RlPlan(
         traces=traces, job_slice=job_slice, count=sequences["count"], length=length,
-        sequence_seed=sequences["seed"], seed=whole["seed"], heuristics=heuristics, policies=policies,
+        sequence_seed=sequences["seed"], seed=whole["seed"], heuristics=heuristics,
+        policies=policies,
         backfill=tuple(section["backfill"]), ablation=section["ablation"],
         bandits=tuple(online["bandits"]),
         period_s=period_s, reference=reference,

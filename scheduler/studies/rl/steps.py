@@ -92,11 +92,13 @@ def train_agent(
     epochs: int,
     learning_rate: float,
     threads: int,
+    sjf_filter: Sequence[float] | None,
     ppo_seed: int,
     ctx: StepContext,
 ) -> None:
     """Train the PPO agent on sequences of ``train_length`` jobs of the whole log that overlap
-    no test sequence (:mod:`scheduler.rl.ppo`); save it and its learning curve."""
+    no test sequence (and whose SJF score is inside ``sjf_filter``: RLScheduler's trajectory
+    filtering) (:mod:`scheduler.rl.ppo`); save it and its learning curve."""
     from scheduler.rl.env import SchedulingEnv
     from scheduler.rl.episodes import EpisodeSource
     from scheduler.rl.ppo import PpoSettings
@@ -106,10 +108,12 @@ def train_agent(
     workload = _workload(swf_path, trace)
     starts = _test_source(workload, length, job_slice).test_starts(count, seed)
     held_out = tuple((int(s), int(s) + length) for s in starts)
-    source = EpisodeSource(workload, train_length, None, held_out)
+    band = None if sjf_filter is None else (float(sjf_filter[0]), float(sjf_filter[1]))
+    source = EpisodeSource(workload, train_length, None, held_out, band, train_backfill)
+    filtered = "" if band is None else f" and whose SJF score is in {band}"
     ctx.log(f"{trace}: training sequences of {train_length} jobs from "
             f"{source.allowed_starts.shape[0]:,} starts that avoid the {count} test "
-            f"sequences; {timesteps:,} decisions")  # fmt: skip
+            f"sequences{filtered}; {timesteps:,} decisions")  # fmt: skip
     env = SchedulingEnv(source, window=window, backfill=train_backfill, semantics=semantics)
     settings = PpoSettings(timesteps=timesteps, n_steps=n_steps, batch_size=batch_size,
                            epochs=epochs, learning_rate=learning_rate, seed=ppo_seed,
