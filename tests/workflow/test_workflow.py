@@ -343,7 +343,8 @@ def test_report_contains_every_figure_and_table(study: Path, tmp_path: Path) -> 
     assert len(html) > 100_000
     names = ("weekly_avg_wait", "pairs_worst_max_wait", "train_test_pairs", "protocol.csv",
              "selector_improvement_1d", "choice_shares_1w", "changes.csv", "best_worst.csv",
-             "bsld_heatmap", "whole_log.csv", "KTH-slice_whole_summary.csv")  # fmt: skip
+             "bsld_heatmap", "whole_log.csv", "KTH-slice_whole_summary.csv", "published.csv",
+             "comparison.csv")  # fmt: skip
     for name in names:
         assert name in html
     # the report opens in a real browser: the what-if study's category and its page per
@@ -352,7 +353,7 @@ def test_report_contains_every_figure_and_table(study: Path, tmp_path: Path) -> 
     from support.png import png_chunks
 
     dom = rendered_dom(project / "report.html")
-    assert "What-if for an administrator" in dom
+    assert "What-if for an administrator" in dom and "Learning by reinforcement" in dom
     for page in ("Summary", "bf_window=1h", "policy=EASY-FCFS-FCFS"):
         assert f'"{page}"' in dom or f">{page}<" in dom
     png = tmp_path / "report.png"
