@@ -199,10 +199,10 @@ def act_observe_many(actions, backfill, classic, outlive, machine_procs, wait_sc
                      estimate_scale_s, jobs_list, istates, iworks, fworks, clocks, flags_list,
                      obs, ids, waiting):  # fmt: skip
     """:func:`act_observe` for several simulations at once (a vector environment's step):
-    simulation ``e`` (the ``e``-th entry of each list) applies the job of row ``actions[e]`` of
-    ``ids[e]`` (a row without a job: row 0) and writes ``obs[e]``, ``ids[e]`` and
-    ``waiting[e]`` (-1: its episode is over); ``machine_procs`` and ``estimate_scale_s`` are
-    per simulation."""
+    simulation ``e`` (the ``e``-th slice of each stacked state array) applies the job of row
+    ``actions[e]`` of ``ids[e]`` (a row without a job: row 0) and writes ``obs[e]``, ``ids[e]``
+    and ``waiting[e]`` (-1: its episode is over); ``machine_procs`` and ``estimate_scale_s``
+    are per simulation."""
     for e in range(actions.shape[0]):
         row = actions[e]
         if row < 0 or row >= ids.shape[1] or ids[e, row] < 0:

@@ -207,29 +207,34 @@ class AgentSimulation:
 
 
 class AgentBatch:
-    """Several :class:`AgentSimulation` stepped by one kernel call (a vector environment):
-    each simulation's state is shared, not copied; :meth:`replace` swaps one for a new episode.
-    The simulations share the backfilling, reservation and outlive rules of the first."""
+    """Several :class:`AgentSimulation` of as many jobs each, stepped by one kernel call (a
+    vector environment). Their states live in stacked arrays (one slice per simulation) that
+    each simulation adopts as its own arrays: nothing is copied back and forth, and the kernel
+    call takes a few arrays, not one of each per simulation. :meth:`replace` puts a new episode
+    in a slot. The simulations share the backfilling, reservation and outlive rules of the
+    first."""
 
     def __init__(self, simulations: list[AgentSimulation]) -> None:
-        from numba.typed import List
-
         if not simulations:
             raise ConfigurationError("an AgentBatch needs at least one simulation")
         first = simulations[0]
         self.backfill, self.classic, self.outlive = first.backfill, first.classic, first.outlive
-        self._lists = tuple(List() for _ in range(6))
+        self.stacks = tuple(np.empty((len(simulations), *array.shape), dtype=array.dtype)
+                            for array in _state(first))  # fmt: skip
         self.machine_procs = np.empty(len(simulations))
-        for simulation in simulations:
-            for items, array in zip(self._lists, _state(simulation), strict=True):
-                items.append(array)
         for index, simulation in enumerate(simulations):
-            self.machine_procs[index] = simulation.machine_procs
+            self.replace(index, simulation)
 
     def replace(self, index: int, simulation: AgentSimulation) -> None:
-        """Step ``simulation`` in place of the ``index``-th one from now on."""
-        for items, array in zip(self._lists, _state(simulation), strict=True):
-            items[index] = array
+        """Step ``simulation`` in slot ``index`` from now on (it adopts the slot's arrays)."""
+        state = _state(simulation)
+        if any(a.shape != stack.shape[1:] for a, stack in zip(state, self.stacks, strict=True)):
+            raise ConfigurationError("every simulation of an AgentBatch has as many jobs")
+        for array, stack in zip(state, self.stacks, strict=True):
+            stack[index] = array
+        jobs, istate, iwork, fwork, clock, flags = (stack[index] for stack in self.stacks)
+        simulation.jobs, simulation.istate, simulation.iwork = jobs, istate, iwork
+        simulation.fwork, simulation.clock, simulation.flags = fwork, clock, flags
         self.machine_procs[index] = simulation.machine_procs
 
     def act_observe(
@@ -243,7 +248,7 @@ class AgentBatch:
         agent_kernel.act_observe_many(
             np.ascontiguousarray(actions, dtype=np.int64), self.backfill, self.classic,
             self.outlive, self.machine_procs, float(wait_scale_s), estimate_scale_s,
-            *self._lists, obs, ids, waiting,
+            *self.stacks, obs, ids, waiting,
         )  # fmt: skip
 
 

@@ -303,27 +303,30 @@ class RlsState:
 
 
 class RlsBatch:
-    """Several :class:`RlsState` stepped by one kernel call (a vector environment), as
-    :class:`scheduler.sim.agent.AgentBatch`."""
+    """Several :class:`RlsState` of as many jobs each, stepped by one kernel call (a vector
+    environment), their states in stacked arrays that each adopts (as
+    :class:`scheduler.sim.agent.AgentBatch`)."""
 
     def __init__(self, states: list[RlsState], backfill: bool) -> None:
-        from numba.typed import List
-
         if not states:
             raise ConfigurationError("an RlsBatch needs at least one sequence")
         self.backfill = bool(backfill)
-        self._lists = tuple(List() for _ in range(5))
+        self.stacks = tuple(np.empty((len(states), *array.shape), dtype=array.dtype)
+                            for array in _rls_state(states[0]))  # fmt: skip
         self.total_nodes = np.empty(len(states))
-        for state in states:
-            for items, array in zip(self._lists, _rls_state(state), strict=True):
-                items.append(array)
         for index, state in enumerate(states):
-            self.total_nodes[index] = state.total_nodes
+            self.replace(index, state)
 
     def replace(self, index: int, state: RlsState) -> None:
-        """Step ``state`` in place of the ``index``-th one from now on."""
-        for items, array in zip(self._lists, _rls_state(state), strict=True):
-            items[index] = array
+        """Step ``state`` in slot ``index`` from now on (it adopts the slot's arrays)."""
+        arrays = _rls_state(state)
+        if any(a.shape != stack.shape[1:] for a, stack in zip(arrays, self.stacks, strict=True)):
+            raise ConfigurationError("every sequence of an RlsBatch has as many jobs")
+        for array, stack in zip(arrays, self.stacks, strict=True):
+            stack[index] = array
+        state.jobs, state.istate, state.lists, state.fstate, state.start_s = (
+            stack[index] for stack in self.stacks
+        )
         self.total_nodes[index] = state.total_nodes
 
     def schedule_observe(
@@ -333,11 +336,9 @@ class RlsBatch:
         """Each sequence ``e`` commits to the job of row ``actions[e]`` of ``ids[e]`` (row 0
         when that row has no job) and observes into ``obs[e]``, ``ids[e]``; ``waiting[e]``: its
         waiting jobs, or -1 when it is over."""
-        lists = self._lists
         kernel.schedule_observe_many(
             np.ascontiguousarray(actions, dtype=np.int64), self.backfill, float(wait_scale_s),
-            estimate_scale_s, max_procs, self.total_nodes, lists[0], lists[1], lists[2],
-            lists[3], lists[4], obs, ids, waiting,
+            estimate_scale_s, max_procs, self.total_nodes, *self.stacks, obs, ids, waiting,
         )  # fmt: skip
 
 
