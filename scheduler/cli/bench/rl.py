@@ -580,9 +580,10 @@ def format_rl_env_figures(figures: Mapping[str, Any]) -> list[str]:
             lines.append(f"  {label}:")
             for run, f in setting["runs"].items():
                 rate, episode = f["decisions_per_s"], f["episode_s"]
+                # numbers unpadded: a run's text is the same but for its numbers
                 lines.append(
-                    f"    {run:20s} {rate['median']:>9,.0f} decisions/s "
-                    f"[{rate['min']:,.0f}, {rate['max']:,.0f}]  {episode['median'] * 1e3:7.1f} "
+                    f"    {run:20s} {rate['median']:,.0f} decisions/s "
+                    f"[{rate['min']:,.0f}, {rate['max']:,.0f}], {episode['median'] * 1e3:.1f} "
                     f"ms/episode [{episode['min'] * 1e3:.1f}, {episode['max'] * 1e3:.1f}] "
                     f"(reset {f['reset_s']['median'] * 1e3:.2f} ms; {f['decisions']:,} decisions)"
                 )
