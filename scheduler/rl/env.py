@@ -3,7 +3,7 @@
 :class:`SchedulingEnv` is an episode of :mod:`scheduler.rl.episodes`: a sequence of a log's jobs
 scheduled from an empty machine. At each decision the agent sees the waiting jobs and picks the
 one to start, or to reserve when it does not fit; the simulation behind it is compiled, so a step
-is two kernel calls and no Python walk of the queue.
+is one kernel call and no Python walk of the queue.
 
 **Semantics** (``semantics``):
 
@@ -35,12 +35,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from scheduler.core.constants import BSLD_TAU_S
 from scheduler.core.errors import ConfigurationError
 from scheduler.core.flags import flag
 from scheduler.rl.episodes import EpisodeSource
 from scheduler.sim.agent import FEATURE_NAMES, AgentSimulation
-from scheduler.sim.metrics import RunFigures, run_figures
+from scheduler.sim.metrics import RunFigures
 from scheduler.sim.rlscheduler import RlsState
 
 __all__ = ["REWARD_FIGURES", "SEMANTICS", "SchedulingEnv"]
@@ -115,8 +114,7 @@ class SchedulingEnv(gym.Env):
         self.starts = None if starts is None else [source.check_start(s) for s in starts]
         self._next_start = 0
         workload = source.workload
-        self._estimate = np.where(workload.requested_s > 0, workload.requested_s, workload.run_s)
-        self._estimate_scale_s = float(max(workload.max_run_s, 1.0))
+        self._estimate_scale_s = workload.estimate_scale_s
         self._max_procs = float(workload.max_procs)
         self.observation_space = spaces.Box(0.0, 1.0, (window, len(FEATURE_NAMES)), np.float32)
         self.action_space = spaces.Discrete(window)
@@ -149,7 +147,7 @@ class SchedulingEnv(gym.Env):
         if self.semantics == "easy":
             self._sim = AgentSimulation(
                 workload.submit_s[sl], workload.procs[sl], workload.run_s[sl],
-                self._estimate[sl], workload.max_procs, job_id=workload.job_id[sl],
+                workload.estimate_s[sl], workload.max_procs, job_id=workload.job_id[sl],
                 backfill=self.backfill,
             )  # fmt: skip
             self._sim.decide()
@@ -230,7 +228,7 @@ class SchedulingEnv(gym.Env):
 
     def _info(self) -> dict[str, Any]:
         """A step's info: the action mask and how many jobs wait (the window may show fewer)."""
-        return {"action_mask": self._ids >= 0, "waiting": self._waiting}
+        return {"action_mask": self.action_masks(), "waiting": self._waiting}
 
     @property
     def now_s(self) -> float:
@@ -246,9 +244,4 @@ class SchedulingEnv(gym.Env):
 
     def figures(self) -> RunFigures:
         """The figures of the finished episode (τ = 10 s; processors of the machine)."""
-        sl = slice(self.start, self.start + self.source.length)
-        workload = self.source.workload
-        return run_figures(
-            workload.submit_s[sl], self.start_times(), workload.run_s[sl], workload.procs[sl],
-            workload.max_procs, tau_s=BSLD_TAU_S,
-        )  # fmt: skip
+        return self.source.workload.figures(self.start, self.start_times())

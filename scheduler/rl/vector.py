@@ -104,7 +104,7 @@ class SchedulingVectorEnv(gym.vector.VectorEnv):
             self._batch = AgentBatch(states)
         else:
             self._batch = RlsBatch(states, self.envs[0].backfill)
-        return self._obs.copy(), {"action_mask": self._ids >= 0, "start": starts}
+        return self._obs.copy(), {"action_mask": self.action_masks(), "start": starts}
 
     def step(
         self, actions: np.ndarray
@@ -136,7 +136,7 @@ class SchedulingVectorEnv(gym.vector.VectorEnv):
                 self._waiting[e] = info["waiting"]
                 batch.replace(int(e), env.simulation)
             infos["final_info"] = final
-        infos["action_mask"] = self._ids >= 0
+        infos["action_mask"] = self.action_masks()
         truncated = np.zeros(self.num_envs, dtype=bool)
         return self._obs.copy(), rewards, terminated, truncated, infos
 

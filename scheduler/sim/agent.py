@@ -5,9 +5,10 @@ primary order replaced by decisions taken outside: at each decision the caller r
 waiting jobs (:meth:`AgentSimulation.observe`, a window in submit order with features) and picks
 one (:meth:`AgentSimulation.act`); a job that fits starts, a job that does not is reserved and
 the others backfill behind it (``backfill=True``) or wait (``False``). The loop is compiled
-(:mod:`scheduler.sim._agent_kernel`): a decision costs two kernel calls and no Python-level walk
-of the queue. An agent that always picks the first waiting job is EASY-FCFS-FCFS (FCFS list
-scheduling without backfilling) job by job; one that picks the smallest key of a policy P is
+(:mod:`scheduler.sim._agent_kernel`): a decision costs one kernel call
+(:meth:`AgentSimulation.act_observe`) and no Python-level walk of the queue. An agent that
+always picks the first waiting job is EASY-FCFS-FCFS (FCFS list scheduling without backfilling)
+job by job; one that picks the smallest key of a policy P is
 EASY-P-FCFS (:meth:`AgentSimulation.run_policy`).
 """
 

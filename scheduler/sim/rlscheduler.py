@@ -28,13 +28,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from scheduler.core.constants import BSLD_TAU_S
 from scheduler.core.errors import ConfigurationError
 from scheduler.sim import _rls_kernel as kernel
-from scheduler.sim.metrics import bounded_slowdown
+from scheduler.sim.metrics import RunFigures, bounded_slowdown, run_figures
 from scheduler.traces.swf import Trace
 
 __all__ = [
@@ -75,6 +76,24 @@ class RlsWorkload:
     def size(self) -> int:
         """Number of jobs."""
         return int(self.submit_s.shape[0])
+
+    @cached_property
+    def estimate_s(self) -> np.ndarray:
+        """The estimates schedlab's EASY sees (s): the requested time, or the run time when it
+        is unknown (RLScheduler's -1 of a job whose run time was negative)."""
+        return np.where(self.requested_s > 0, self.requested_s, self.run_s)
+
+    @property
+    def estimate_scale_s(self) -> float:
+        """The observation's normalisation of estimates (s): the log's largest run time."""
+        return float(max(self.max_run_s, 1.0))
+
+    def figures(self, start: int, start_s: np.ndarray) -> RunFigures:
+        """The figures of the sequence from job ``start`` scheduled at ``start_s`` (s; τ =
+        10 s, the machine's processors)."""
+        sl = slice(start, start + start_s.shape[0])
+        return run_figures(self.submit_s[sl], start_s, self.run_s[sl], self.procs[sl],
+                           self.max_procs, tau_s=BSLD_TAU_S)  # fmt: skip
 
 
 def rls_workload(trace: Trace, name: str = "") -> RlsWorkload:

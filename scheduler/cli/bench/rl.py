@@ -510,8 +510,7 @@ def _layers(
     - ``env.step``: the environment (``reset``, then ``step`` until the last job starts).
     """
     length, backfill = env.source.length, env.backfill
-    estimate = np.where(workload.requested_s > 0, workload.requested_s, workload.run_s)
-    estimate_scale_s = float(max(workload.max_run_s, 1.0))
+    estimate, estimate_scale_s = workload.estimate_s, workload.estimate_scale_s
 
     def simulation(start: int) -> AgentSimulation:
         sl = slice(start, start + length)

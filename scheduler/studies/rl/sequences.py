@@ -15,10 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from scheduler.core.constants import BSLD_TAU_S
 from scheduler.sim.agent import AgentSimulation
 from scheduler.sim.engine import simulate_arrays
-from scheduler.sim.metrics import RunFigures, run_figures
 from scheduler.sim.rlscheduler import RlsWorkload, rls_keys, run_rls_sequence
 from scheduler.studies.rl.online import bandit_label, bandit_schedule
 from scheduler.studies.rl.plan import (
@@ -28,26 +26,10 @@ from scheduler.studies.rl.plan import (
     EASY_COMPATIBLE_SCORES,
 )
 
-__all__ = ["SEQUENCE_FIGURES", "easy_estimates", "figures_row", "sequence_runs"]
+__all__ = ["SEQUENCE_FIGURES", "score_ranks", "sequence_runs"]
 
 #: The figures of a sequence kept in the tables (fields of RunFigures).
 SEQUENCE_FIGURES = ("avg_bsld", "avg_wait_s", "max_wait_s", "utilisation")
-
-
-def easy_estimates(workload: RlsWorkload) -> np.ndarray:
-    """The estimates the EASY engine sees: the requested time, or the run time when the log's
-    requested time is unknown (RLScheduler's -1 of a job with a negative run time)."""
-    return np.where(workload.requested_s > 0, workload.requested_s, workload.run_s)
-
-
-def figures_row(workload: RlsWorkload, start: int, start_s: np.ndarray) -> dict[str, float]:
-    """The :data:`SEQUENCE_FIGURES` of a scheduled sequence (τ = 10 s)."""
-    sl = slice(start, start + start_s.shape[0])
-    figures: RunFigures = run_figures(
-        workload.submit_s[sl], start_s, workload.run_s[sl], workload.procs[sl],
-        workload.max_procs, tau_s=BSLD_TAU_S,
-    )  # fmt: skip
-    return {name: float(getattr(figures, name)) for name in SEQUENCE_FIGURES}
 
 
 def score_ranks(keys: np.ndarray) -> np.ndarray:
@@ -62,15 +44,33 @@ def score_ranks(keys: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def _easy_with_scores(workload: RlsWorkload, estimates: np.ndarray, start: int, length: int,
-                      score: str, backfill: bool) -> np.ndarray:  # fmt: skip
+def _easy_with_scores(workload: RlsWorkload, start: int, length: int, score: str,
+                      backfill: bool) -> np.ndarray:  # fmt: skip
     """schedlab's EASY choosing by RLScheduler's score ``score`` (its static key)."""
     sl = slice(start, start + length)
     simulation = AgentSimulation(
-        workload.submit_s[sl], workload.procs[sl], workload.run_s[sl], estimates[sl],
+        workload.submit_s[sl], workload.procs[sl], workload.run_s[sl], workload.estimate_s[sl],
         workload.max_procs, job_id=workload.job_id[sl], backfill=backfill,
     )  # fmt: skip
     return simulation.run_keys(score_ranks(rls_keys(workload, start, length, score)))
+
+
+class _Run:
+    """One sequence with one backfilling setting: :meth:`add` records a schedule of it as a
+    row of :func:`sequence_runs`'s table."""
+
+    def __init__(self, workload: RlsWorkload, backfill: bool, index: int, start: int,
+                 rows: list[dict]) -> None:  # fmt: skip
+        self.workload, self.backfill, self.index, self.start = workload, backfill, index, start
+        self.rows = rows
+
+    def add(self, mode: str, policy: str, start_s: np.ndarray) -> None:
+        figures = self.workload.figures(self.start, start_s)
+        self.rows.append({
+            "mode": mode, "backfill": self.backfill, "policy": policy, "sequence": self.index,
+            "start": self.start, **{name: float(getattr(figures, name)) for name in
+                                     SEQUENCE_FIGURES},
+        })  # fmt: skip
 
 
 def sequence_runs(
@@ -92,42 +92,32 @@ def sequence_runs(
     draws from ``seed``, the sequence and the bandit); with ``ablation`` the heuristics also in
     modes ``compatible+easy-backfill`` (with backfilling only: without, it is the compatible
     mode) and ``easy+compatible-scores``."""
-    estimates = easy_estimates(workload)
+    estimates = workload.estimate_s
     rows = []
     for bf in backfill:
         for index, start in enumerate(starts):
             sl = slice(start, start + length)
+            add = _Run(workload, bf, index, int(start), rows).add
             for score in heuristics:
-                schedules = {COMPATIBLE: run_rls_sequence(workload, start, length, score, bf)}
+                add(COMPATIBLE, score, run_rls_sequence(workload, start, length, score, bf))
                 if ablation and bf:
-                    schedules[COMPATIBLE_EASY_BACKFILL] = run_rls_sequence(
-                        workload, start, length, score, bf, easy_rule=True
-                    )
+                    add(COMPATIBLE_EASY_BACKFILL, score,
+                        run_rls_sequence(workload, start, length, score, bf, easy_rule=True))
                 if ablation:
-                    schedules[EASY_COMPATIBLE_SCORES] = _easy_with_scores(
-                        workload, estimates, start, length, score, bf
-                    )
-                for mode, starts_s in schedules.items():
-                    rows.append({"mode": mode, "backfill": bf, "policy": score,
-                                 "sequence": index, "start": int(start),
-                                 **figures_row(workload, start, starts_s)})  # fmt: skip
+                    add(EASY_COMPATIBLE_SCORES, score,
+                        _easy_with_scores(workload, start, length, score, bf))
             for policy in policies:
-                starts_s = simulate_arrays(
+                add(EASY, policy, simulate_arrays(
                     workload.submit_s[sl], workload.procs[sl], workload.run_s[sl],
                     estimates[sl], workload.max_procs, primary=policy,
                     backfill="FCFS" if bf else None, job_id=workload.job_id[sl],
-                )  # fmt: skip
-                rows.append({"mode": EASY, "backfill": bf, "policy": policy,
-                             "sequence": index, "start": int(start),
-                             **figures_row(workload, start, starts_s)})  # fmt: skip
+                ))  # fmt: skip
             for number, spec in enumerate(bandits):
-                rng = np.random.default_rng([seed, index, number])
                 starts_s, _ = bandit_schedule(
                     workload.submit_s[sl], workload.procs[sl], workload.run_s[sl],
                     estimates[sl], workload.max_procs, policies=policies, spec=spec,
-                    period_s=period_s, backfill=bf, rng=rng,
+                    period_s=period_s, backfill=bf,
+                    rng=np.random.default_rng([seed, index, number]),
                 )  # fmt: skip
-                rows.append({"mode": EASY, "backfill": bf, "policy": bandit_label(spec),
-                             "sequence": index, "start": int(start),
-                             **figures_row(workload, start, starts_s)})  # fmt: skip
+                add(EASY, bandit_label(spec), starts_s)
     return pl.DataFrame(rows).with_columns(pl.col("sequence").cast(pl.Int64))

@@ -12,7 +12,7 @@ import pytest
 from scheduler import simulate_arrays
 from scheduler.sim.rlscheduler import rls_keys, rls_workload, run_rls_sequence
 from scheduler.studies.rl.online import bandit_schedule
-from scheduler.studies.rl.sequences import easy_estimates, score_ranks, sequence_runs
+from scheduler.studies.rl.sequences import score_ranks, sequence_runs
 from scheduler.traces.swf import read_swf
 
 LUBLIN = Path(__file__).resolve().parents[3] / "resources" / "Lublin-256.swf.gz"
@@ -27,7 +27,7 @@ def lublin():
 def test_a_bandit_with_one_arm_is_that_policy(lublin, backfill: bool) -> None:
     sl = slice(500, 800)
     arrays = (lublin.submit_s[sl], lublin.procs[sl], lublin.run_s[sl],
-              easy_estimates(lublin)[sl], lublin.max_procs)  # fmt: skip
+              lublin.estimate_s[sl], lublin.max_procs)  # fmt: skip
     starts, chosen = bandit_schedule(*arrays, policies=["SPF"], spec="ucb", period_s=3600.0,
                                      backfill=backfill, rng=np.random.default_rng(1))  # fmt: skip
     want = simulate_arrays(*arrays, primary="SPF", backfill="FCFS" if backfill else None)
