@@ -133,8 +133,7 @@ def policy_list(
             also = f" or {CONSERVATIVE} (conservative backfilling)" if conservative else ""
             also += f" or {MULTIFACTOR} (Slurm's multifactor priority)" if multifactor else ""
             raise ConfigurationError(
-                f"config {key}: unknown policy {name!r}; known: {', '.join(sorted(POLICIES))}"
-                f"{also}"
+                f"config {key}: unknown policy {name!r}; known: {', '.join(sorted(POLICIES))}{also}"
             )
         out.append(canonical)
     if len(set(out)) != len(out):

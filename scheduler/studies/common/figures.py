@@ -15,6 +15,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 import polars as pl
+from matplotlib.figure import Figure
 from plotnine import (
     element_text,
     geom_hline,
@@ -49,6 +50,7 @@ __all__ = [
     "reference_line",
     "require_columns",
     "save_figure",
+    "save_matplotlib",
     "select_rows",
     "threshold_text",
     "wrapped_labs",
@@ -313,11 +315,7 @@ def save_figure(
         )
     if Path(png_path).resolve() == Path(pdf_path).resolve():
         raise ConfigurationError(f"save_figure: PNG and PDF paths are the same: {png_path}")
-    description = json.dumps(dict(provenance or {}), sort_keys=True)
-    formats = (
-        ("png", {"Software": "schedlab", "Description": description}),
-        ("pdf", {"Creator": "schedlab", "Subject": description, "CreationDate": None}),
-    )
+    formats = tuple((name, _metadata(name, provenance)) for name in ("png", "pdf"))
     # One figure at a time per process: matplotlib's rcParams (set by each plot's theme for the
     # duration of its drawing) and pyplot's figure list are global, and Snakemake's thread mode
     # runs figure jobs in parallel threads of one process.
@@ -340,3 +338,33 @@ def save_figure(
         finally:
             for number in set(plt.get_fignums()) - figures_before:
                 plt.close(number)
+
+
+def _metadata(file_format: str, provenance: Mapping[str, str] | None) -> dict[str, str | None]:
+    """The metadata of a saved figure: the provenance as JSON (keys sorted) in the PNG
+    ``Description`` chunk or the PDF ``Subject``; ``"schedlab"`` as its software."""
+    description = json.dumps(dict(provenance or {}), sort_keys=True)
+    if file_format == "png":
+        return {"Software": "schedlab", "Description": description}
+    return {"Creator": "schedlab", "Subject": description, "CreationDate": None}
+
+
+def save_matplotlib(
+    figure: Figure,
+    path: str | os.PathLike[str],
+    *,
+    provenance: Mapping[str, str] | None = None,
+) -> None:
+    """Save a matplotlib figure (drawn without pyplot) to ``path``, PNG or PDF by its suffix,
+    atomically and with the provenance metadata of :func:`save_figure`.
+
+    Raises
+    ------
+    ConfigurationError
+        The suffix is neither ``.png`` nor ``.pdf``.
+    """
+    file_format = Path(path).suffix.lower().lstrip(".")
+    if file_format not in ("png", "pdf"):
+        raise ConfigurationError(f"{path}: a figure is saved as .png or .pdf")
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, format=file_format, metadata=_metadata(file_format, provenance))
