@@ -46,6 +46,7 @@ __all__ = [
     "Panel",
     "draw_gantt",
     "gantt_figure",
+    "raster_cover",
     "representative_week",
     "run_categories",
     "week_figure",
@@ -342,6 +343,60 @@ def _segments(a: np.ndarray, b: np.ndarray, n: int) -> tuple[np.ndarray, np.ndar
     return start, stop, weight
 
 
+def raster_cover(
+    schedule: Schedule,
+    codes: np.ndarray,
+    n_levels: int,
+    window: tuple[float, float],
+    rows: int,
+    cols: int,
+) -> np.ndarray:
+    """The share of each pixel cell's processor-seconds covered by the runs of each category.
+
+    Parameters
+    ----------
+    schedule
+        The runs with their processors.
+    codes
+        Category of each run (integers ``0 .. n_levels-1``).
+    window
+        ``(start_s, end_s)`` spread over ``cols`` columns; the processors ``0 ..
+        total_procs`` over ``rows`` rows.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(n_levels, rows, cols)``, values in [0, 1]; summed over categories at most 1
+        (up to rounding) as no processor serves two runs at once. ``cover.sum() * cell``, the
+        cell's processor-seconds, is the processor-seconds of the runs inside the window.
+    """
+    a = schedule.assignment
+    run = a.run_of_interval()
+    w0, w1 = window
+    cell_t = (w1 - w0) / cols
+    cell_p = schedule.total_procs / rows
+    u0 = (np.clip(schedule.runs["start_s"].to_numpy()[run], w0, w1) - w0) / cell_t
+    u1 = (np.clip(schedule.runs["end_s"].to_numpy()[run], w0, w1) - w0) / cell_t
+    v0, v1 = a.lo / cell_p, a.hi / cell_p
+    diff = np.zeros((max(n_levels, 1), rows + 1, cols + 1))
+    cs, ce, cw = _segments(u0, u1, cols)
+    rs, re_, rw = _segments(v0, v1, rows)
+    # every (row segment, column segment) block of every interval: a constant weight
+    weight = (rw[:, :, None] * cw[:, None, :]).reshape(run.size, 9)
+    r0 = np.repeat(rs, 3, axis=1)
+    r1 = np.repeat(re_, 3, axis=1)
+    c0 = np.tile(cs, (1, 3))
+    c1 = np.tile(ce, (1, 3))
+    k = np.repeat(np.asarray(codes, dtype=np.int64)[run][:, None], 9, axis=1)
+    live = (weight > 0) & (r1 > r0) & (c1 > c0)
+    k, r0, r1, c0, c1, weight = (x[live] for x in (k, r0, r1, c0, c1, weight))
+    np.add.at(diff, (k, r0, c0), weight)
+    np.add.at(diff, (k, r0, c1), -weight)
+    np.add.at(diff, (k, r1, c0), -weight)
+    np.add.at(diff, (k, r1, c1), weight)
+    return diff.cumsum(axis=1).cumsum(axis=2)[:, :rows, :cols]
+
+
 def _draw_raster(
     ax: Axes,
     schedule: Schedule,
@@ -356,42 +411,18 @@ def _draw_raster(
     share of its processor-seconds they cover (white where idle)."""
     from matplotlib.colors import to_rgb
 
-    rows, cols = max(pixels[0], 1), max(pixels[1], 1)
-    rows = min(rows, max(schedule.total_procs, 1))
-    a = schedule.assignment
-    run = a.run_of_interval()
-    w0, w1 = window
-    cell_t = (w1 - w0) / cols
-    cell_p = schedule.total_procs / rows
-    u0 = (np.clip(schedule.runs["start_s"].to_numpy()[run], w0, w1) - w0) / cell_t
-    u1 = (np.clip(schedule.runs["end_s"].to_numpy()[run], w0, w1) - w0) / cell_t
-    v0, v1 = a.lo / cell_p, a.hi / cell_p
+    rows = min(max(pixels[0], 1), max(schedule.total_procs, 1))
+    cols = max(pixels[1], 1)
     levels = sorted(set(category.to_list()))
     index = {level: i for i, level in enumerate(levels)}
-    cat = np.array([index[c] for c in category.to_list()], dtype=np.int64)[run] if run.size else run
-    diff = np.zeros((len(levels) or 1, rows + 1, cols + 1))
-    cs, ce, cw = _segments(u0, u1, cols)
-    rs, re_, rw = _segments(v0, v1, rows)
-    # every (row segment, column segment) block of every interval: a constant weight
-    weight = (rw[:, :, None] * cw[:, None, :]).reshape(run.size, 9)
-    r0 = np.repeat(rs, 3, axis=1)
-    r1 = np.repeat(re_, 3, axis=1)
-    c0 = np.tile(cs, (1, 3))
-    c1 = np.tile(ce, (1, 3))
-    k = np.repeat(cat[:, None], 9, axis=1)
-    live = (weight > 0) & (r1 > r0) & (c1 > c0)
-    k, r0, r1, c0, c1, weight = (x[live] for x in (k, r0, r1, c0, c1, weight))
-    np.add.at(diff, (k, r0, c0), weight)
-    np.add.at(diff, (k, r0, c1), -weight)
-    np.add.at(diff, (k, r1, c0), -weight)
-    np.add.at(diff, (k, r1, c1), weight)
-    cover = diff.cumsum(axis=1).cumsum(axis=2)[:, :rows, :cols]
+    codes = np.array([index[c] for c in category.to_list()], dtype=np.int64)
+    cover = raster_cover(schedule, codes, len(levels), window, rows, cols)
     image = np.ones((rows, cols, 3))
     for level, i in index.items():
         image -= cover[i][:, :, None] * (1.0 - np.asarray(to_rgb(colours[level])))
-    image = np.clip(image, 0.0, 1.0)
+    w0, w1 = window
     ax.imshow(
-        image,
+        np.clip(image, 0.0, 1.0),
         origin="lower",
         aspect="auto",
         interpolation="nearest",
