@@ -59,6 +59,13 @@ _EXPORTS: dict[str, str] = {
     "RedirectResult": "scheduler.sim.redirection",
     "RedirectSimulation": "scheduler.sim.redirection",
     "simulate_redirect": "scheduler.sim.redirection",
+    "Assignment": "scheduler.sim.assignment",
+    "assign_processors": "scheduler.sim.assignment",
+    "Schedule": "scheduler.sim.schedule",
+    "schedule_of": "scheduler.sim.schedule",
+    "Panel": "scheduler.studies.common.gantt",
+    "draw_gantt": "scheduler.studies.common.gantt",
+    "gantt_figure": "scheduler.studies.common.gantt",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -89,12 +96,15 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
         register_learned,
     )
     from scheduler.sim.api import simulate
+    from scheduler.sim.assignment import Assignment, assign_processors
     from scheduler.sim.conservative import ConservativeResult, simulate_conservative
     from scheduler.sim.engine import Simulation, SimulationConfig, SimulationResult, simulate_arrays
     from scheduler.sim.metrics import RunFigures, RunSummary, cumulative_wait, run_figures
     from scheduler.sim.prediction import PredictedResult, simulate_predicted
     from scheduler.sim.redirection import RedirectResult, RedirectSimulation, simulate_redirect
+    from scheduler.sim.schedule import Schedule, schedule_of
     from scheduler.sim.slurm_conf import SlurmConf, read_slurm_conf
+    from scheduler.studies.common.gantt import Panel, draw_gantt, gantt_figure
     from scheduler.traces.filters import FilterReport, strong_filter
     from scheduler.traces.sacct import SacctImport, SacctReport, import_sacct, read_sacct
     from scheduler.traces.summary import trace_summary

@@ -10,6 +10,7 @@ lists the known ones.
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,11 +29,13 @@ __all__ = [
     "add_trace_arguments",
     "backfill_policy",
     "duration",
+    "figure_path",
     "number_list",
     "policy",
     "positive_int",
     "primary_order",
     "table_path",
+    "time_window",
 ]
 
 #: Per-job table formats of ``simulate --jobs-out``, by file suffix.
@@ -97,6 +100,40 @@ def duration(text: str) -> float:
         return parse_duration(text)
     except ConfigurationError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def time_window(text: str) -> tuple[float, float]:
+    """Parse a window ``START,END`` of two durations on the log's clock (``"30d,37d"``,
+    ``"0,12h"``) into seconds.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Not two durations separated by a comma, or END not after START.
+    """
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(
+            f"expected START,END (two durations such as 30d,37d), got {text!r}"
+        )
+    start, end = (duration(part.strip()) for part in parts)
+    if not (math.isfinite(start) and math.isfinite(end) and end > start):
+        raise argparse.ArgumentTypeError(f"the window must end after it starts, got {text!r}")
+    return start, end
+
+
+def figure_path(text: str) -> Path:
+    """Parse the path of a figure; ``.png`` or ``.pdf``.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        The name ends otherwise.
+    """
+    path = Path(text)
+    if path.suffix.lower() not in (".png", ".pdf"):
+        raise argparse.ArgumentTypeError(f"a figure is written as .png or .pdf, got {text!r}")
+    return path
 
 
 def number_list(text: str) -> list[float]:

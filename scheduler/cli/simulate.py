@@ -30,9 +30,11 @@ from scheduler.cli.arguments import (
     add_trace_arguments,
     backfill_policy,
     duration,
+    figure_path,
     positive_int,
     primary_order,
     table_path,
+    time_window,
 )
 from scheduler.cli.output import (
     DAY_S,
@@ -56,6 +58,7 @@ from scheduler.sim.engine import RESERVATIONS, SimulationResult
 from scheduler.sim.multifactor import MULTIFACTOR, SWF_ACCOUNTS
 from scheduler.sim.prediction import LAM, PredictedResult
 from scheduler.sim.slurm_conf import read_slurm_conf
+from scheduler.studies.common.gantt import COLOUR_BY
 from scheduler.traces.filters import FilterReport, strong_filter
 from scheduler.traces.sacct import read_side_table
 from scheduler.traces.swf import Trace, write_swf
@@ -96,6 +99,11 @@ CONSERVATIVE_LIMITS = (
 # --------------------------------------------------------------------------------------------
 # Parser
 # --------------------------------------------------------------------------------------------
+
+
+#: What ``--colour-by`` can show of the runs ``scheduler simulate`` makes (no redirection, no
+#: memory classes: those attributes come from the studies' engines).
+SIMULATE_COLOUR_BY = tuple(c for c in COLOUR_BY if c not in ("redirected", "failed", "pool"))
 
 
 def add_commands(commands: Any) -> None:
@@ -204,6 +212,22 @@ def add_commands(commands: Any) -> None:
         "--jobs-out", metavar="JOBS.parquet|.csv", type=table_path,
         help="write the per-job table (start, wait, bsld, ...)",
     )  # fmt: skip
+    drawing = command.add_argument_group("Gantt chart (docs/schedules.md)")
+    drawing.add_argument(
+        "--gantt", metavar="CHART.png|.pdf", type=figure_path,
+        help="draw the schedule: jobs over the processors they ran on (the assignment of "
+        "docs/schedules.md), with the queue length and the utilisation under it",
+    )  # fmt: skip
+    drawing.add_argument(
+        "--window", metavar="START,END", type=time_window,
+        help="the time drawn, on the log's clock (durations: 30d,37d); default the week "
+        "from the first submission",
+    )  # fmt: skip
+    drawing.add_argument(
+        "--colour-by", choices=SIMULATE_COLOUR_BY, default="auto",
+        help="what the jobs' colour shows (default auto: backfilled, or the predictions with "
+        "--predictor)",
+    )  # fmt: skip
     add_json_argument(command)
 
     command = add_command(commands, "policies", cmd_policies, "list the registered queue policies")
@@ -252,6 +276,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         )
     prediction = prediction_options(args)
     conservative = conservative_options(args)
+    if args.colour_by == "prediction" and not prediction:
+        raise ConfigurationError("--colour-by prediction needs --predictor")
     trace = read_trace(args)
     report = None
     if not args.no_filter:
@@ -280,6 +306,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         write_schedule(result, trace, report, args.out)
     if args.jobs_out is not None:
         write_job_table(result.jobs, args.jobs_out)
+    if args.gantt is not None:
+        draw_schedule(result, trace, args.gantt, args.window, args.colour_by)
     if args.json:
         print_json(
             {
@@ -515,8 +543,12 @@ def conservative_rows(config: ConservativeConfig, slurm_conf: Path | None) -> li
         ("bf_interval", limit(config.bf_interval_s, " s")),
         ("bf_max_job_test", limit(config.bf_max_job_test, "")),
         ("default_queue_depth", limit(config.default_queue_depth, "")),
-        ("reservations hold", "processors" if config.node_procs is None
-         else f"whole nodes of {config.node_procs} processors"),
+        (
+            "reservations hold",
+            "processors"
+            if config.node_procs is None
+            else f"whole nodes of {config.node_procs} processors",
+        ),
         *multifactor_rows(config),
         ("estimate", config.estimate),
         ("outlive", config.outlive),
@@ -630,6 +662,32 @@ def write_schedule(
     extra += machine_size_lines(trace, path)
     with writing(path):
         write_swf(result.to_swf_jobs(), path, header=trace.header, extra_header_lines=extra)
+
+
+def draw_schedule(
+    result: SimulationResult | ConservativeResult,
+    trace: Trace,
+    path: Path,
+    window: tuple[float, float] | None,
+    colour_by: str,
+) -> None:
+    """Draw the schedule's Gantt chart over ``window`` (default: the week from the first
+    submission), with the run's configuration as provenance."""
+    from scheduler.sim.schedule import schedule_of
+    from scheduler.studies.common.gantt import WEEK_S, draw_gantt
+
+    if window is None:
+        first = float(result.jobs["submit_s"].min())  # type: ignore[arg-type]
+        window = (first, first + WEEK_S)
+    provenance = {
+        "trace": str(trace.path),
+        "schedlab": __version__,
+        "config": json.dumps(result.config.to_dict(), sort_keys=True),
+    }
+    title = f"{Path(str(trace.path)).name}, {window[0]:.0f}-{window[1]:.0f} s"
+    with writing(path):
+        draw_gantt(schedule_of(result), path, window, colour_by=colour_by, title=title,
+                   provenance=provenance)  # fmt: skip
 
 
 def write_job_table(jobs: pl.DataFrame, path: Path) -> None:

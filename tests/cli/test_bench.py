@@ -392,3 +392,33 @@ def test_conservative_figures_on_the_kth_slice() -> None:
     assert [line.split()[0] for line in lines[1:]] == [
         label.split()[0] for label in (EASY_LABEL, *CONSERVATIVE_RUNS)
     ]
+
+
+def test_schedule_figures_on_the_kth_slice() -> None:
+    """The assignment and the busiest week's chart are timed beside the simulation; the week is
+    the one in which the most runs start, and its runs are those the chart draws."""
+    from scheduler.cli.bench.schedules import (
+        busiest_week,
+        format_schedule_figures,
+        schedule_figures,
+    )
+    from scheduler.sim.api import simulate
+    from scheduler.sim.schedule import schedule_of
+    from scheduler.traces.filters import strong_filter
+
+    trace = strong_filter(read_swf(REPO_ROOT / "resources" / "KTH-slice.swf.gz"))[0]
+    figures = schedule_figures(trace, repeat=1)
+    assert figures["jobs"] == trace.jobs.height and 0 < figures["contiguous_share"] <= 1
+    assert set(figures["times"]) == {
+        "simulate EASY-FCFS", "assign processors", "Gantt chart of the week (PNG)"
+    }  # fmt: skip
+    schedule = schedule_of(simulate(trace))
+    start, end = busiest_week(schedule)
+    starts = schedule.runs["start_s"].to_numpy()
+    first = schedule.runs["submit_s"].min()
+    counts = [((starts >= first + k * 7 * 86400) & (starts < first + (k + 1) * 7 * 86400)).sum()
+              for k in range(12)]  # fmt: skip
+    assert ((starts >= start) & (starts < end)).sum() == max(counts)
+    assert figures["week_runs"] >= max(counts)  # runs started earlier still running count too
+    lines = format_schedule_figures(figures)
+    assert "target <= 10 s" in lines[-1]

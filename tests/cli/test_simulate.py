@@ -144,6 +144,47 @@ def test_simulate_job_table_as_csv(
     assert table["wait_s"].to_list() == spf_40h.jobs["wait_s"].to_list()
 
 
+def test_simulate_draws_the_gantt_chart_the_api_draws(
+    capsys: pytest.CaptureFixture[str], kth_path: Path, spf_40h: SimulationResult, tmp_path: Path
+) -> None:
+    from PIL import Image
+
+    from scheduler.cli.simulate import draw_schedule
+
+    chart = tmp_path / "week.png"
+    code, _, err = run(capsys, "simulate", kth_path, *SPF_40H, "--gantt", chart,
+                       "--window", "30d,37d", "--colour-by", "user")  # fmt: skip
+    assert code == 0, err
+    with Image.open(chart) as image:
+        provenance = json.loads(image.info["Description"])
+    assert json.loads(provenance["config"]) == spf_40h.config.to_dict()
+    again = tmp_path / "again.png"
+    trace = read_swf(kth_path)
+    draw_schedule(spf_40h, trace, again, (30 * 86400.0, 37 * 86400.0), "user")
+    assert again.read_bytes() == chart.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("options", "fragment"),
+    [
+        (["--gantt", "week.svg"], ".png or .pdf"),
+        (["--gantt", "week.png", "--window", "5d,3d"], "end after it starts"),
+        (["--gantt", "week.png", "--window", "5d"], "START,END"),
+        (["--gantt", "week.png", "--colour-by", "prediction"], "needs --predictor"),
+    ],
+)
+def test_simulate_gantt_errors_before_any_work(
+    capsys: pytest.CaptureFixture[str], kth_path: Path, tmp_path: Path, options, fragment
+) -> None:
+    options = [str(tmp_path / o) if o.startswith("week") else o for o in options]
+    try:
+        code, _, err = run(capsys, "simulate", kth_path, *options)
+    except SystemExit as exit_info:  # argparse's own errors
+        code, err = exit_info.code, capsys.readouterr().err
+    assert code == 2 and fragment in err
+    assert not list(tmp_path.iterdir())
+
+
 def test_simulate_no_filter_on_raw_log_is_a_clear_error(
     capsys: pytest.CaptureFixture[str], kth_path: Path
 ) -> None:

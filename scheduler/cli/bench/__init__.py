@@ -10,9 +10,10 @@ run includes it), defined in the module of its family: ``core`` (the simulator's
 memory targets), ``redirection``, ``trials``, ``memory``, ``thresholds`` (threshold-backfill,
 threshold-sweep), ``online``, ``kernel``, ``conservative``, ``rl`` (rl-env: the Gymnasium
 environment against RLScheduler's, whose side ``rlscheduler_driver``, a standalone script, runs
-in a subprocess). ``command`` builds the command's
-arguments, dispatch and output from the table; ``group``, ``logs`` (machine sizes from the trace
-catalogue) and ``timing`` are what the groups share.
+in a subprocess), ``schedules`` (the processor assignment, a week's Gantt chart and the
+exports on CEA-Curie). ``command`` builds the command's arguments, dispatch and output from
+the table; ``group``, ``logs`` (machine sizes from the trace catalogue) and ``timing`` are what
+the groups share.
 """
 
 from scheduler.cli.bench.command import add_commands, cmd_bench, format_figures, main_bench

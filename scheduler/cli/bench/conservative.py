@@ -51,10 +51,13 @@ CONSERVATIVE_RUNS: dict[str, dict[str, Any]] = {
     "depth 1": {"depth": 1},
     "Slurm's limits": default_backfill_kwargs(),
     "multifactor, Slurm": {
-        "primary": MULTIFACTOR, "priority": BENCH_PRIORITY, **default_backfill_kwargs()
+        "primary": MULTIFACTOR,
+        "priority": BENCH_PRIORITY,
+        **default_backfill_kwargs(),
     },
     "Fair Tree, Slurm": {
-        "primary": MULTIFACTOR, "priority": dataclasses.replace(BENCH_PRIORITY, fair_tree=True),
+        "primary": MULTIFACTOR,
+        "priority": dataclasses.replace(BENCH_PRIORITY, fair_tree=True),
         **default_backfill_kwargs(),
     },
 }

@@ -54,8 +54,9 @@ def memory_figures(trace: Trace, repeat: int = 5) -> dict[str, object]:
     load and run the median, min and max wall time (s), the ratio, and the run's summary.
     """
     # the jobs with both memory fields: the benchmark page's figures were measured on them
-    jobs, report = memory_filter(trace.jobs, trace.machine_procs, largest_node_kb=32 * 1024,
-                                 missing_memory="drop")
+    jobs, report = memory_filter(
+        trace.jobs, trace.machine_procs, largest_node_kb=32 * 1024, missing_memory="drop"
+    )
     out: dict[str, object] = {"jobs": jobs.height, "filter": report, "repeat": repeat}
     for load in MEMORY_BENCH_LOADS:
         table = jobs if load is None else scale_to_load(jobs, MEMORY_MACHINE_PROCS, load)
@@ -92,8 +93,7 @@ def format_memory_figures(figures: dict[str, Any]) -> list[str]:
         for label, f in part.items():
             summary = f["summary"]
             extra = (
-                f"  eff. util {summary['utilisation']:.3f}, "
-                f"{summary['failed_runs']} failed runs"
+                f"  eff. util {summary['utilisation']:.3f}, {summary['failed_runs']} failed runs"
                 if "failed_runs" in summary
                 else ""
             )

@@ -16,6 +16,7 @@ from scheduler.cli.bench import (
     online,
     redirection,
     rl,
+    schedules,
     thresholds,
     trials,
 )
@@ -38,6 +39,7 @@ for _group in (
     kernel.GROUP,
     conservative.GROUP,
     rl.GROUP,
+    schedules.GROUP,
 ):
     BENCH_GROUPS.add(_group.name, _group, _group.help)
 del _group
