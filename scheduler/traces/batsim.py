@@ -407,12 +407,15 @@ class _Job:
     def __init__(self, job: dict[str, Any], index: int, where: str) -> None:
         self.job, self.index, self.where = job, index, where
 
-    def bad(self, key: str, expected: str) -> TraceFormatError:
-        """The error of ``key``: what was expected, what was found."""
+    def bad(self, key: str, expected: str, remedy: str = "") -> TraceFormatError:
+        """The error of ``key``: what was expected, what was found, and the remedy if any."""
         found = _kind(self.job[key]) if key in self.job else "no such key"
+        ident = self.job.get("id")
+        name = json.dumps(ident) if _is_int(ident) or isinstance(ident, str) else "(no id)"
         return TraceFormatError(
             self.where,
-            f"job {_kind(self.job.get('id'))}: expected {expected}, found {found}",
+            f"job {quote(name, 40) if len(name) > 40 else name}: expected {expected}, found "
+            f"{found}" + (f"; {remedy}" if remedy else ""),
             field=f"jobs[{self.index}].{key}",
         )
 
@@ -423,7 +426,7 @@ class _Job:
         if value != int(value):
             if not round_times:
                 raise self.bad(
-                    key, "whole seconds (pass round_times=True, --round-times, to round)"
+                    key, "whole seconds", "pass round_times=True (--round-times) to round"
                 )
             return int(math.copysign(math.floor(abs(value) + 0.5), value))
         return int(value)
@@ -468,8 +471,8 @@ def _job_columns(
         if isinstance(delay, str):
             raise job.bad(
                 "profile",
-                f"a delay profile (type {' or '.join(DELAY_PROFILE_TYPES)}); its profile "
-                f"{quote(name)} has type {delay}, which schedlab cannot simulate",
+                f"a delay profile (type {' or '.join(DELAY_PROFILE_TYPES)})",
+                f"its profile has type {delay}, which schedlab cannot simulate",
             )
         run.append(job.seconds("profile", delay, round_times))
         walltime = entry.get("walltime", SWF_UNKNOWN)
@@ -492,8 +495,8 @@ def _job_number(job: _Job) -> int:
             return int(text)
     raise job.bad(
         "id",
-        "an integer job number (or its text); pass renumber=True (--renumber) to number the "
-        "jobs 1, 2, ... in file order",
+        "an integer job number (or its text)",
+        "pass renumber=True (--renumber) to number the jobs 1, 2, ... in file order",
     )
 
 
