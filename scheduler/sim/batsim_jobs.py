@@ -10,7 +10,8 @@ Rows are *runs*, as Batsim's are: Batsim runs a job once, and a job that must ru
 redirected job killed on the main pool, a memory-aware job that failed for lack of memory) is
 a new job there. So a job of one run is one row, ``job_id`` its SWF job number; a job of
 several runs has one row per run, the last (the run that completed it) with the plain job
-number and the earlier ones numbered ``"<job>#1"``, ``"<job>#2"``, ... in start order.
+number and the earlier ones ``"<job>#<k>"`` (job 12: ``"12#1"``, ``"12#2"``, ...), in start
+order.
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ def test_archive_log_is_valid_but_for_its_cleaning(kth_path: Path) -> None:
 @pytest.mark.xfail(
     strict=True,
     reason="scheduler simulate --out writes the log's MaxJobs/MaxRecords until simulate.py's "
-    "write_schedule passes job_counts=True to write_swf (glue of issue 35)",
+    "write_schedule passes job_counts=True to write_swf",
 )
 def test_simulate_out_is_valid_swf(kth_path: Path, capsys, tmp_path: Path) -> None:
     out = tmp_path / "schedule.swf"
