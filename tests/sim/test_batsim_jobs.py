@@ -99,6 +99,7 @@ def kth_jobs_csv(kth_path: Path, tmp_path_factory: pytest.TempPathFactory):
     return result, path
 
 
+@pytest.mark.filterwarnings("ignore:The inplace keyword:DeprecationWarning")
 def test_evalys_reads_schedlab_jobs_csv(kth_jobs_csv) -> None:
     """evalys's own reader: the same jobs, waits, processors and utilisation as schedlab's."""
     jobset_module = pytest.importorskip("evalys.jobset")
