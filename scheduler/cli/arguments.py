@@ -300,10 +300,16 @@ def add_trace_arguments(parser: argparse.ArgumentParser, *, many: bool = False) 
     """
     if many:
         parser.add_argument(
-            "trace", metavar="TRACE", nargs="+", help="SWF workload logs (.swf or .swf.gz)"
+            "trace",
+            metavar="TRACE",
+            nargs="+",
+            help="SWF workload logs (.swf or .swf.gz) or Batsim JSON workloads (.json)",
         )
     else:
-        parser.add_argument("trace", metavar="TRACE", help="SWF workload log (.swf or .swf.gz)")
+        parser.add_argument(
+            "trace", metavar="TRACE",
+            help="SWF workload log (.swf or .swf.gz) or Batsim JSON workload (.json)",
+        )  # fmt: skip
     reading = parser.add_argument_group("trace reading")
     reading.add_argument(
         "--machine-procs",

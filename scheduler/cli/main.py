@@ -9,10 +9,12 @@
     scheduler prediction-grid resources/KTH-SP2.swf.gz --loss eloss --eta 10,1000 --lam 0,1e-4
     scheduler generate lublin --procs 256 --jobs 10000 --seed 1 --estimates --out model.swf.gz
     scheduler import sacct accounting.txt --out cluster.swf.gz
+    scheduler convert resources/KTH-SP2.swf.gz kth.json --filter
     scheduler warmup
 
 This module assembles the parser from the command-group modules (:mod:`scheduler.cli.traces`:
-``info``, ``filter``; :mod:`scheduler.cli.accounting`: ``import sacct``;
+``info``, ``filter``; :mod:`scheduler.cli.convert`: ``convert``;
+:mod:`scheduler.cli.accounting`: ``import sacct``;
 :mod:`scheduler.cli.simulate`: ``simulate``, ``policies``;
 :mod:`scheduler.cli.prediction`: ``prediction-grid``; :mod:`scheduler.cli.warmup`;
 :mod:`scheduler.cli.bench`; :mod:`scheduler.cli.timings`) and runs the chosen command. Every
@@ -32,6 +34,7 @@ from scheduler.cli import (
     bench,
     compare,
     config,
+    convert,
     generate,
     prediction,
     simulate,
@@ -53,8 +56,8 @@ EXIT_INTERRUPTED = 130
 
 #: Command-group modules, each with ``add_commands(subparsers)``, in the order of ``--help``.
 COMMAND_GROUPS = (
-    traces, accounting, generate, simulate, prediction, warmup, bench, timings, config, compare,
-    whatif,
+    traces, convert, accounting, generate, simulate, prediction, warmup, bench, timings, config,
+    compare, whatif,
 )  # fmt: skip
 
 

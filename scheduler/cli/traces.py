@@ -28,8 +28,9 @@ from scheduler.cli.output import (
     warn,
     writing,
 )
-from scheduler.core.errors import TraceFormatError
+from scheduler.core.errors import ConfigurationError, TraceFormatError
 from scheduler.core.version import __version__
+from scheduler.traces.batsim import read_batsim_workload
 from scheduler.traces.filters import FilterReport, strong_filter
 from scheduler.traces.summary import trace_summary
 from scheduler.traces.swf import SwfHeader, Trace, read_swf, write_swf
@@ -41,6 +42,7 @@ __all__ = [
     "cmd_info",
     "filter_header_line",
     "filter_rows",
+    "is_batsim_workload",
     "machine_size_lines",
     "read_trace",
     "report_dict",
@@ -105,8 +107,17 @@ def add_commands(commands: Any) -> None:
 # --------------------------------------------------------------------------------------------
 
 
+def is_batsim_workload(path: str | Path) -> bool:
+    """Whether ``path`` names a Batsim JSON workload (``.json`` or ``.json.gz``, any case)
+    rather than an SWF log."""
+    return str(path).lower().endswith((".json", ".json.gz"))
+
+
 def read_trace(args: argparse.Namespace) -> Trace:
-    """Read the trace named by the shared trace-reading arguments.
+    """Read the trace named by the shared trace-reading arguments: an SWF log, or a Batsim JSON
+    workload of delay jobs when its name ends with ``.json`` or ``.json.gz``
+    (:func:`scheduler.traces.batsim.read_batsim_workload`; ``--machine-procs`` overrides its
+    ``nb_res``).
 
     Warnings of the reader (lenient skips, inferred machine size) are printed as one line
     each, ``scheduler: warning: <message>``, on stderr.
@@ -123,8 +134,22 @@ def read_trace(args: argparse.Namespace) -> Trace:
     Raises
     ------
     TraceFormatError
-        The file cannot be read as SWF; a missing machine size names the options that help.
+        The file cannot be read as SWF (or as a Batsim workload); a missing machine size names
+        the options that help.
+    ConfigurationError
+        ``--lenient`` with a Batsim workload (it reads no lines to skip).
     """
+    if is_batsim_workload(args.trace):
+        if args.lenient:
+            raise ConfigurationError(
+                f"--lenient skips malformed SWF job lines; {args.trace} is a Batsim JSON workload"
+            )
+        return read_batsim_workload(
+            args.trace,
+            machine_procs=args.machine_procs,
+            renumber=getattr(args, "renumber", False),
+            round_times=getattr(args, "round_times", False),
+        )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -302,7 +327,8 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_filter(args: argparse.Namespace) -> int:
-    """``scheduler filter``: write the strongly filtered trace (and its report), atomically.
+    """``scheduler filter``: write the strongly filtered trace (and its report), atomically;
+    its header's ``MaxJobs`` and ``MaxRecords`` count the jobs kept.
 
     Parameters
     ----------
@@ -323,7 +349,7 @@ def cmd_filter(args: argparse.Namespace) -> int:
     filtered, report = strong_filter(trace, overrun=args.overrun, require_jobs=True)
     extra = [filter_header_line(report), *machine_size_lines(filtered, args.out)]
     with writing(args.out):
-        write_swf(filtered, args.out, extra_header_lines=extra)
+        write_swf(filtered, args.out, extra_header_lines=extra, job_counts=True)
     if args.report is not None:
         with writing(args.report):
             report.write_json(args.report)

@@ -53,6 +53,7 @@ __all__ = [
     "read_swf",
     "repeated_job_number",
     "used_procs",
+    "with_job_counts",
     "write_swf",
 ]
 
@@ -66,6 +67,7 @@ def used_procs() -> pl.Expr:
     ``req_procs``). The simulator, the kernel input arrays and the trace summary all count a
     job's processors this way."""
     return pl.when(pl.col("alloc_procs") > 0).then(pl.col("alloc_procs")).otherwise("req_procs")
+
 
 #: Largest (decompressed) content :func:`read_swf` accepts by default: 4 GiB, some 40 times the
 #: largest log of the Parallel Workloads Archive; a gzip bomb stops there, not at the memory's end.
@@ -665,9 +667,7 @@ def _is_gzip(path: str | os.PathLike[str]) -> bool:
         return handle.read(len(_GZIP_MAGIC)) == _GZIP_MAGIC
 
 
-def _decompress(
-    data: bytes, path: str | os.PathLike[str], max_bytes: int, reader: str
-) -> bytes:
+def _decompress(data: bytes, path: str | os.PathLike[str], max_bytes: int, reader: str) -> bytes:
     """Inflate gzip ``data`` (every member) chunk by chunk, refusing more than ``max_bytes``."""
     chunks, total = [], 0
     with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
@@ -1026,6 +1026,7 @@ def write_swf(
     *,
     header: SwfHeader | None = None,
     extra_header_lines: Sequence[str] = (),
+    job_counts: bool = False,
 ) -> None:
     """Write jobs as an SWF file, atomically (gzipped when ``path`` ends with ``.gz``).
 
@@ -1041,6 +1042,12 @@ def write_swf(
     extra_header_lines
         Lines written after the header, each prefixed with ``"; "`` unless it already starts
         with ``;`` (e.g. provenance: ``"Filtered: strong filter"``).
+    job_counts
+        Make the header's ``MaxJobs`` and ``MaxRecords`` tell the jobs written (distinct job
+        numbers; job lines), as the Parallel Workloads Archive's format 2.2 defines them: lines
+        that say otherwise are replaced in place, missing ones added after the header
+        (:func:`with_job_counts`). For a filtered or simulated trace, whose header still counts
+        the log's jobs. Off (the default), the header is written verbatim.
 
     Raises
     ------
@@ -1069,6 +1076,8 @@ def write_swf(
                 f"{jobs[name][row]} s, beyond ±2**52 s, which read_swf refuses (the simulator's "
                 "exact range: scheduler.core.constants.MAX_TIME_S)"
             )
+    if job_counts:
+        header = with_job_counts(header, jobs)
     lines = _header_block(header, extra_header_lines)
     body = _job_lines(jobs)
     if body:
@@ -1078,6 +1087,40 @@ def write_swf(
         # mtime=0 keeps the output byte-identical across runs (stable checksums).
         payload = gzip.compress(payload, compresslevel=6, mtime=0)
     atomic_write_bytes(path, payload)
+
+
+def with_job_counts(header: SwfHeader | None, jobs: pl.DataFrame) -> SwfHeader:
+    """``header`` with ``MaxJobs`` and ``MaxRecords`` giving the counts of ``jobs``.
+
+    Parameters
+    ----------
+    header
+        The header (``None``: an empty one).
+    jobs
+        The jobs to be written (a ``job_id`` column).
+
+    Returns
+    -------
+    SwfHeader
+        Every ``; MaxJobs:`` line replaced by ``; MaxJobs: <distinct job numbers>`` and every
+        ``; MaxRecords:`` line by ``; MaxRecords: <rows>`` (SWF 2.2: the totals of *this* file;
+        a job split into several records counts once in ``MaxJobs``); a key that is absent is
+        added at the end of the header. The other lines are kept verbatim.
+    """
+    counts = {
+        "MaxJobs": int(jobs.get_column("job_id").n_unique()),
+        "MaxRecords": int(jobs.height),
+    }
+    lines = list(header.lines) if header is not None else []
+    seen: set[str] = set()
+    for index, text in enumerate(lines):
+        match = _HEADER_PAIR.match(text)
+        if match is not None and match.group(1) in counts:
+            key = match.group(1)
+            lines[index] = f"; {key}: {counts[key]}"
+            seen.add(key)
+    lines += [f"; {key}: {value}" for key, value in counts.items() if key not in seen]
+    return SwfHeader.from_lines(lines)
 
 
 def _header_block(header: SwfHeader | None, extra_lines: Sequence[str]) -> list[str]:
