@@ -53,6 +53,7 @@ from scheduler.policies import POLICIES, POLICY_SPECS
 from scheduler.predictors import CORRECTIONS, LOSSES, PREDICTORS, parse_loss
 from scheduler.predictors.nag import ETA
 from scheduler.sim.api import simulate
+from scheduler.sim.batsim_jobs import write_schedule_batsim
 from scheduler.sim.conservative import ConservativeConfig, ConservativeResult, simulate_conservative
 from scheduler.sim.engine import RESERVATIONS, SimulationResult
 from scheduler.sim.multifactor import MULTIFACTOR, SWF_ACCOUNTS
@@ -209,6 +210,11 @@ def add_commands(commands: Any) -> None:
         help="write the schedule as SWF (field 3: simulated wait, seconds)",
     )  # fmt: skip
     command.add_argument(
+        "--batsim-jobs", metavar="JOBS.csv", type=Path,
+        help="write the schedule as Batsim's jobs.csv (each job's processors assigned), for "
+        "evalys and Batsim's tools (docs/formats.md)",
+    )  # fmt: skip
+    command.add_argument(
         "--jobs-out", metavar="JOBS.parquet|.csv", type=table_path,
         help="write the per-job table (start, wait, bsld, ...)",
     )  # fmt: skip
@@ -306,6 +312,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         write_schedule(result, trace, report, args.out)
     if args.jobs_out is not None:
         write_job_table(result.jobs, args.jobs_out)
+    if args.batsim_jobs is not None:
+        with writing(args.batsim_jobs):
+            write_schedule_batsim(result, args.batsim_jobs)
     if args.gantt is not None:
         draw_schedule(result, trace, args.gantt, args.window, args.colour_by)
     if args.json:
@@ -661,7 +670,10 @@ def write_schedule(
         extra.insert(1, filter_header_line(report))
     extra += machine_size_lines(trace, path)
     with writing(path):
-        write_swf(result.to_swf_jobs(), path, header=trace.header, extra_header_lines=extra)
+        write_swf(
+            result.to_swf_jobs(), path, header=trace.header, extra_header_lines=extra,
+            job_counts=True,
+        )  # fmt: skip
 
 
 def draw_schedule(

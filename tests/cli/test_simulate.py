@@ -164,6 +164,23 @@ def test_simulate_draws_the_gantt_chart_the_api_draws(
     assert again.read_bytes() == chart.read_bytes()
 
 
+def test_simulate_writes_batsim_jobs(
+    capsys: pytest.CaptureFixture[str], kth_path: Path, spf_40h: SimulationResult, tmp_path: Path
+) -> None:
+    from scheduler.traces.batsim import read_batsim_jobs
+
+    path = tmp_path / "jobs.csv"
+    code, _, err = run(capsys, "simulate", kth_path, *SPF_40H, "--batsim-jobs", path)
+    assert code == 0, err
+    table = read_batsim_jobs(path)
+    assert table.height == KTH_KEPT
+    waits = dict(zip(spf_40h.jobs["job_id"].cast(pl.String), spf_40h.jobs["wait_s"], strict=True))
+    assert all(
+        abs(waits[job] - wait) < 1e-6
+        for job, wait in zip(table["job_id"], table["waiting_time"], strict=True)
+    )
+
+
 @pytest.mark.parametrize(
     ("options", "fragment"),
     [

@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pandas as pd
-import pytest
 from cli.helpers import SPF_40H, run, run_json
 from polars.testing import assert_frame_equal
 from support.pwa_swf import pwa_swf_problems
@@ -55,11 +54,6 @@ def test_archive_log_is_valid_but_for_its_cleaning(kth_path: Path) -> None:
     assert pwa_swf_problems(kth_path) == ["MaxJobs is 28490, but the file holds 28476"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="scheduler simulate --out writes the log's MaxJobs/MaxRecords until simulate.py's "
-    "write_schedule passes job_counts=True to write_swf",
-)
 def test_simulate_out_is_valid_swf(kth_path: Path, capsys, tmp_path: Path) -> None:
     out = tmp_path / "schedule.swf"
     code, _, err = run(capsys, "simulate", kth_path, *SPF_40H, "--out", out)
@@ -112,7 +106,8 @@ def test_evalys_reads_filtered_swf(kth_path: Path, tmp_path: Path, monkeypatch) 
     ``delim_whitespace=True``, which pandas 3 removed (the test passes the equivalent
     ``sep=r"\\s+"``), and it takes the first job line for a header line (``header=0``), so it
     reads one job less than the file holds."""
-    workload = pytest.importorskip("evalys.workload")
+    import evalys.workload as workload
+
     trace, _ = strong_filter(read_swf(kth_path))
     from scheduler.traces.swf import write_swf
 

@@ -16,8 +16,10 @@ from scheduler.cli.bench.group import log_group
 from scheduler.cli.bench.logs import filtered_log
 from scheduler.cli.bench.timing import side_by_side, timing_line
 from scheduler.sim.api import simulate
+from scheduler.sim.batsim_jobs import write_schedule_batsim
 from scheduler.sim.schedule import Schedule, schedule_of
 from scheduler.studies.common.gantt import WEEK_S, draw_gantt
+from scheduler.traces.batsim import read_batsim_workload, write_batsim_workload
 from scheduler.traces.swf import Trace
 
 __all__ = ["GROUP", "busiest_week", "schedule_figures"]
@@ -42,16 +44,22 @@ def schedule_figures(trace: Trace, repeat: int = 5) -> dict[str, object]:
     window = busiest_week(schedule)
     in_week = schedule.window(*window)
     with tempfile.TemporaryDirectory() as folder:
-        chart = Path(folder) / "week.png"
+        chart, jobs_csv = Path(folder) / "week.png", Path(folder) / "jobs.csv"
+        workload = Path(folder) / "workload.json"
+        write_batsim_workload(trace, workload)
         calls: dict[str, Callable[[], object]] = {
             "simulate EASY-FCFS": lambda: simulate(trace),
             "assign processors": lambda: schedule_of(result),
             "Gantt chart of the week (PNG)": lambda: draw_gantt(
                 schedule, chart, window, colour_by="user"
             ),
+            "assign + write Batsim jobs.csv": lambda: write_schedule_batsim(result, jobs_csv),
+            "write Batsim JSON workload": lambda: write_batsim_workload(trace, workload),
+            "read Batsim JSON workload": lambda: read_batsim_workload(workload),
         }
         outputs, times = side_by_side(calls, repeat, "simulate EASY-FCFS")
         del outputs
+        sizes = {"jobs_csv_bytes": jobs_csv.stat().st_size, "json_bytes": workload.stat().st_size}
     pieces = schedule.assignment.pieces
     return {
         "jobs": trace.jobs.height,
@@ -61,6 +69,7 @@ def schedule_figures(trace: Trace, repeat: int = 5) -> dict[str, object]:
         "week_runs": in_week.runs.height,
         "contiguous_share": float((pieces <= 1).mean()),
         "times": times,
+        **sizes,
         "max_intervals": int(pieces.max()),
         "users_in_week": int(in_week.runs.select(pl.col("user_id").n_unique()).item())
         if "user_id" in in_week.runs.columns
@@ -78,7 +87,12 @@ def format_schedule_figures(figures: dict[str, Any]) -> list[str]:
         f"contiguous assignments {100 * figures['contiguous_share']:.1f} % (best fit), at most "
         f"{figures['max_intervals']} intervals a job",
     ]
-    targets = {"Gantt chart of the week (PNG)": " (target <= 10 s)"}
+    csv_mb = figures["jobs_csv_bytes"] / 1e6
+    targets = {
+        "Gantt chart of the week (PNG)": " (target <= 10 s)",
+        "assign + write Batsim jobs.csv": f" (target <= 5 s; {csv_mb:.1f} MB)",
+        "write Batsim JSON workload": f" ({figures['json_bytes'] / 1e6:.1f} MB)",
+    }
     for label, f in figures["times"].items():
         lines.append("  " + timing_line(label, f, 31, targets.get(label, "")))
     return lines
