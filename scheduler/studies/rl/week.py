@@ -3,7 +3,7 @@ EASY policy and the reference differ most, simulated again by schedlab's EASY as
 (which :func:`scheduler.sim.schedule.schedule_of` draws).
 
 A test sequence is short (``rl.sequences.length`` jobs, 1,024 in RLScheduler's protocol: hours
-to a few weeks of the log), so the chart draws a whole sequence, from its first submission until
+to weeks of the log), so the chart draws a whole sequence, from its first submission until
 its last job ends, instead of a week.
 """
 
