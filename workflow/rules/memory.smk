@@ -112,3 +112,22 @@ rule memory_figure:
         code=step_hash(memory_steps.memory_figure),
     run:
         run_step(memory_steps.memory_figure, input, output, log, params)
+
+
+# The representative week of the first log at the saturation load: the memory-aware cluster
+# without estimation and with the first estimator, a Gantt chart of each.
+rule memory_week:
+    input:
+        **MEMORY.week_inputs(),
+    output:
+        **reported(MEMORY.week_outputs(), "memory"),
+    log:
+        MEMORY.files.log("figures/week"),
+    localrule: True
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        settings=MEMORY.week_settings,
+        code=step_hash(memory_steps.memory_week),
+    run:
+        run_step(memory_steps.memory_week, input, output, log, params)

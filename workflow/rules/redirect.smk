@@ -114,3 +114,22 @@ rule redirect_figure:
         code=step_hash(redirect_steps.redirect_figure),
     run:
         run_step(redirect_steps.redirect_figure, input, output, log, params)
+
+
+# The representative week of the first log: EASY on the whole machine and the tuned (alpha,
+# theta), a Gantt chart of each.
+rule redirect_week:
+    input:
+        **REDIRECT.week_inputs(),
+    output:
+        **reported(REDIRECT.week_outputs(), "redirect"),
+    log:
+        REDIRECT.files.log("figures/week"),
+    localrule: True
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        settings=REDIRECT.week_settings,
+        code=step_hash(redirect_steps.redirect_week),
+    run:
+        run_step(redirect_steps.redirect_week, input, output, log, params)

@@ -106,3 +106,22 @@ rule rl_figure:
         code=step_hash(rl_steps.rl_figure),
     run:
         run_step(rl_steps.rl_figure, input, output, log, params)
+
+
+# The representative sequence of the first log: schedlab's EASY under the reference and the
+# study's best policy, a Gantt chart of each.
+rule rl_week:
+    input:
+        **RL.week_inputs(),
+    output:
+        **reported(RL.week_outputs(), "rl"),
+    log:
+        RL.files.log("figures/week"),
+    localrule: True
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        settings=RL.week_settings,
+        code=step_hash(rl_steps.rl_week),
+    run:
+        run_step(rl_steps.rl_week, input, output, log, params)

@@ -159,3 +159,22 @@ rule whatif_figures:
         code=step_hash(whatif_steps.alternative_figures),
     run:
         run_step(whatif_steps.alternative_figures, input, output, log, params)
+
+
+# The representative week: the site's log under the baseline and the first alternative, a Gantt
+# chart of each.
+rule whatif_week:
+    input:
+        **WHATIF.week_inputs(),
+    output:
+        **reported(WHATIF.week_outputs(), "whatif"),
+    log:
+        WHATIF.files.log("figures/week"),
+    localrule: True
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        settings=WHATIF.week_settings,
+        code=step_hash(whatif_steps.week_gantt),
+    run:
+        run_step(whatif_steps.week_gantt, input, output, log, params)

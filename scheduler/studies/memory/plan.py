@@ -281,12 +281,32 @@ class MemoryPlan:
             ),
         }  # fmt: skip
 
+    @property
+    def week_estimators(self) -> tuple[str, ...]:
+        """The estimator variants the representative week may draw against the baseline: all
+        of ``memory.estimators`` but ``none`` (empty: no week drawn)."""
+        return tuple(label for label in self.variant_labels if label != BASELINE)
+
+    def week_inputs(self, wildcards: object = None) -> dict[str, str]:
+        """The inputs of ``memory_week``: the first log's filtered jobs, the study's runs."""
+        return {"jobs_path": self.jobs_file(self.trace_names[0]),
+                "runs_path": str(self.tables_outputs()["runs_path"])}  # fmt: skip
+
+    def week_outputs(self) -> dict[str, str | Reported]:
+        """The outputs of ``memory_week``: the representative week's Gantt chart."""
+        return {
+            "png_path": Reported(self.files.figure("week", "png"), "week.rst",
+                                 {"figure": "a week"}),
+            "pdf_path": self.files.figure("week", "pdf"),
+        }  # fmt: skip
+
     def targets(self) -> list[str]:
         tables = output_paths(self.tables_outputs())
         figures = [
             self.files.figure(name, ext) for name in self.figure_names() for ext in ("png", "pdf")
         ]
-        return tables + figures
+        week = output_paths(self.week_outputs()) if self.week_estimators else []
+        return tables + figures + week
 
     # -- step settings (keyword arguments of scheduler.studies.memory.steps) -------------------
     def filter_settings(self, wildcards: Any) -> dict[str, Any]:
@@ -333,6 +353,22 @@ class MemoryPlan:
     def figure_settings(self, wildcards: Any) -> dict[str, Any]:
         """``memory_figure``."""
         return {"figure": wildcards.memory_figure}
+
+    def week_settings(self, wildcards: Any = None) -> dict[str, Any]:
+        """``memory_week``: the first log and scheduler at the saturation load on the
+        configured machine, the first seed, the baseline against one of
+        :attr:`week_estimators`."""
+        return {
+            "trace": self.trace_names[0],
+            "scheduler": self.schedulers[0],
+            "load": self.saturation_load,
+            "class_nodes": list(self.class_nodes),
+            "class_memory_mb": list(self.class_memory_mb),
+            "estimators": list(self.week_estimators),
+            "seed": self.seeds[0],
+            "memory_limit": self.memory_limit,
+            "max_failures": self.max_failures,
+        }
 
 
 def _machine(section: Mapping[str, Any]) -> tuple[tuple[int, ...], tuple[float, ...]]:

@@ -40,6 +40,7 @@ __all__ = [
     "filter_memory_jobs",
     "memory_figure",
     "memory_tables",
+    "memory_week",
     "simulate_batch",
 ]
 
@@ -250,3 +251,53 @@ def memory_figure(
     save_figure(plot, png_path, pdf_path, provenance=flat_record(ctx.record()), width_in=8.0,
                 height_in=6.0)  # fmt: skip
     ctx.log(f"figure {figure}")
+
+
+@workflow_step
+def memory_week(
+    jobs_path: str,
+    runs_path: str,
+    png_path: str,
+    pdf_path: str,
+    *,
+    trace: str,
+    scheduler: str,
+    load: float,
+    class_nodes: Sequence[int],
+    class_memory_mb: Sequence[float],
+    estimators: Sequence[str],
+    seed: int,
+    memory_limit: str,
+    max_failures: int,
+    ctx: StepContext,
+) -> None:
+    """The representative week of log ``trace``: the log at offered load ``load`` (eq. 1) on
+    the configured machine under ``scheduler``, without estimation (every job allocated its
+    request) and with the variant of ``estimators`` that changes the mean bounded slowdown
+    most (:func:`~scheduler.studies.memory.week.week_estimator`; random draws from ``seed``);
+    the week (7 days from the first submission on) where their mean bounded slowdowns differ
+    most (:func:`~scheduler.studies.common.gantt.representative_week`), drawn stacked: runs
+    over the node classes, failed runs apart; queue length and utilisation under each."""
+    from scheduler.sim.schedule import schedule_of
+    from scheduler.studies.common.gantt import Panel, draw_gantt, representative_week
+    from scheduler.studies.memory.week import week_estimator, week_runs
+
+    estimator = week_estimator(read_table(runs_path), estimators, trace=trace,
+                               scheduler=scheduler, load=load, seed=seed)  # fmt: skip
+    results = week_runs(read_table(jobs_path), estimator, load=load, class_nodes=class_nodes,
+                        class_memory_mb=class_memory_mb, scheduler=scheduler, seed=seed,
+                        memory_limit=memory_limit, max_failures=max_failures)  # fmt: skip
+    window = representative_week(results[0].jobs, results[1].jobs)
+    panels = []
+    for label, result in zip(("none", estimator), results, strict=True):
+        week = result.jobs.filter(pl.col("submit_s").is_between(*window, closed="left"))
+        panels.append(Panel(f"estimator {label}: {week.height} jobs submitted in the week, "
+                            f"mean bounded slowdown {week['bsld'].mean():.2f}, "
+                            f"{int(week['failures'].sum())} failed runs",
+                            schedule_of(result)))  # fmt: skip
+    title = f"{trace} at offered load {load:g}, {scheduler}: the week that differs most"
+    meta = flat_record(ctx.record())
+    for path in (png_path, pdf_path):
+        draw_gantt(panels, path, window, colour_by="failed", title=title, provenance=meta)
+    ctx.log(f"{trace} {scheduler} load {load:g}, none vs {estimator}: week "
+            f"[{window[0]:.0f}, {window[1]:.0f}) s")  # fmt: skip

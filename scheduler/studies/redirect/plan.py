@@ -160,13 +160,36 @@ class RedirectPlan:
             "online_md_path": files.table("online.md"),
         }  # fmt: skip
 
+    @property
+    def week_trace(self) -> str:
+        """The log of the representative week: the first of ``redirect.traces``."""
+        return self.trace_names[0]
+
+    def week_inputs(self, wildcards: object = None) -> dict[str, str]:
+        """The inputs of ``redirect_week``: the log's jobs and weeks, the runs, the tuning."""
+        tables = self.tables_outputs()
+        return {
+            "filtered_path": self.source_file(self.week_trace),
+            "weeks_path": self.weeks_file(self.week_trace),
+            "grid_path": str(tables["grid_path"]),
+            "best_path": str(tables["best_path"]),
+        }
+
+    def week_outputs(self) -> dict[str, str | Reported]:
+        """The outputs of ``redirect_week``: the representative week's Gantt chart."""
+        return {
+            "png_path": Reported(self.files.figure("week", "png"), "week.rst",
+                                 {"figure": "a week"}, self.week_trace),
+            "pdf_path": self.files.figure("week", "pdf"),
+        }  # fmt: skip
+
     def targets(self) -> list[str]:
         from scheduler.studies.redirect.steps import FIGURES
 
         tables = output_paths(self.tables_outputs())
         tables += [self.files.table(f"{trace}_weeks.csv") for trace in self.trace_names]
         figures = [self.files.figure(name, ext) for name in FIGURES for ext in ("png", "pdf")]
-        return tables + figures
+        return tables + figures + output_paths(self.week_outputs())
 
     # -- step settings (keyword arguments of scheduler.studies.redirect.steps) ----------------
     def weeks_settings(self, wildcards: Any) -> dict[str, Any]:
@@ -208,6 +231,12 @@ class RedirectPlan:
     def figure_settings(self, wildcards: Any) -> dict[str, Any]:
         """``redirect_figure``."""
         return {"figure": wildcards.redirect_figure}
+
+    def week_settings(self, wildcards: Any = None) -> dict[str, Any]:
+        """``redirect_week``: the first log, the schedulers of its runs."""
+        pools = self._pools()
+        keys = ("primary", "backfill", "tau_s", "max_alpha")
+        return {"trace": self.week_trace, **{key: pools[key] for key in keys}}
 
 
 def check_main_pool(trace: str, max_alpha: float, machine_procs: int) -> int:

@@ -42,6 +42,7 @@ __all__ = [
     "choose_weeks",
     "redirect_figure",
     "redirect_tables",
+    "redirect_week",
     "simulate_alpha",
     "simulate_online",
 ]
@@ -308,3 +309,55 @@ def redirect_figure(
     save_figure(plot, png_path, pdf_path, provenance=flat_record(ctx.record()),
                 width_in=max(7.0, 3.5 * logs + 1.5), height_in=6.0)  # fmt: skip
     ctx.log(f"figure {figure}")
+
+
+@workflow_step
+def redirect_week(
+    filtered_path: str,
+    weeks_path: str,
+    grid_path: str,
+    best_path: str,
+    png_path: str,
+    pdf_path: str,
+    *,
+    trace: str,
+    primary: str,
+    backfill: str,
+    tau_s: float,
+    max_alpha: float,
+    ctx: StepContext,
+) -> None:
+    """The representative week of log ``trace``: the test week where the tuned (α, θ) changes
+    the mean bounded slowdown most (:func:`~scheduler.studies.redirect.week.drawn_week`),
+    simulated again under EASY on the whole machine and under redirection, drawn stacked (runs
+    coloured by pool, killed runs apart; queue length and utilisation under each), 7 days from
+    the week's start."""
+    from scheduler.sim.schedule import schedule_of
+    from scheduler.studies.common.gantt import WEEK_S, Panel, draw_gantt
+    from scheduler.studies.redirect.week import drawn_week, week_pair
+
+    jobs = read_table(filtered_path)
+    m = table_machine_procs(filtered_path)
+    chosen = drawn_week(read_table(grid_path), read_table(best_path), read_table(weeks_path),
+                        trace)  # fmt: skip
+    widest = check_main_pool(trace, max_alpha, m)
+    baseline, redirected = week_pair(jobs, m, chosen, widest=widest, primary=primary,
+                                     backfill=backfill, tau_s=tau_s)  # fmt: skip
+    cell = f"α = {chosen.alpha:g}, θ = {chosen.theta:g}" + (", balanced" if chosen.balance
+                                                            else "")  # fmt: skip
+    config = redirected.config
+    panels = [
+        Panel(f"EASY on the whole machine ({m} processors): AVEbsld "
+              f"{baseline.summary.avg_bsld:.2f}", schedule_of(baseline)),
+        Panel(f"redirection, {cell} ({config.main_procs} + {config.dedicated_procs} "
+              f"processors): AVEbsld {redirected.summary.avg_bsld:.2f}, "
+              f"{redirected.redirections} redirections", schedule_of(redirected)),
+    ]  # fmt: skip
+    window = (chosen.start_s, chosen.start_s + WEEK_S)
+    title = f"{trace}, test week {chosen.week}: {primary}-EASY with and without redirection"
+    meta = flat_record(ctx.record())
+    for path in (png_path, pdf_path):
+        draw_gantt(panels, path, window, colour_by="redirected", title=title, provenance=meta)
+    ctx.log(f"{trace} week {chosen.week} ({baseline.jobs.height} jobs), {cell}: AVEbsld "
+            f"{baseline.summary.avg_bsld:.3f} -> {redirected.summary.avg_bsld:.3f}, "
+            f"{redirected.redirections} redirections")  # fmt: skip

@@ -123,10 +123,26 @@ class RlPlan:
             out[f"{stem}_md_path"] = self.files.table(f"{stem}.md")
         return out
 
+    def week_inputs(self, wildcards: object = None) -> dict[str, Any]:
+        """The inputs of ``rl_week``: the first log, the study's runs, the learned functions'
+        fit files its policies read."""
+        return {"swf_path": self.source_file(self.trace_names[0]),
+                "runs_path": str(self.tables_outputs()["runs_path"]),
+                "_policy_paths": self.policy_files()}  # fmt: skip
+
+    def week_outputs(self) -> dict[str, str | Reported]:
+        """The outputs of ``rl_week``: the representative sequence's Gantt chart."""
+        return {
+            "png_path": Reported(self.files.figure("week", "png"), "week.rst",
+                                 {"figure": "the sequence that differs most"}),
+            "pdf_path": self.files.figure("week", "pdf"),
+        }  # fmt: skip
+
     def targets(self) -> list[str]:
         figures = [self.files.figure(name, ext) for name in self.figure_names()
                    for ext in ("png", "pdf")]  # fmt: skip
-        return output_paths(self.tables_outputs()) + figures
+        week = output_paths(self.week_outputs()) if len(self.policies) > 1 else []
+        return output_paths(self.tables_outputs()) + figures + week
 
     # -- step settings (keyword arguments of scheduler.studies.rl.steps) -----------------------
     def sequence_settings(self, wildcards: Any) -> dict[str, Any]:
@@ -169,6 +185,15 @@ class RlPlan:
     def figure_settings(self, wildcards: Any) -> dict[str, Any]:
         """``rl_figure``."""
         return {"figure": wildcards.rl_figure}
+
+    def week_settings(self, wildcards: Any = None) -> dict[str, Any]:
+        """``rl_week``: the first log's test sequences, the reference and the policies in
+        schedlab's EASY, with backfilling when the study runs it."""
+        return {
+            "trace": self.trace_names[0], "job_slice": self.job_slice, "count": self.count,
+            "length": self.length, "seed": self.sequence_seed, "reference": self.reference,
+            "policies": list(self.policies), "backfill": True in self.backfill,
+        }  # fmt: skip
 
 
 def _period_s(period: str) -> float:

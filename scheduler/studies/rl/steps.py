@@ -20,7 +20,8 @@ from scheduler.studies.rl.sequences import SEQUENCE_FIGURES, sequence_runs
 from scheduler.studies.rl.stats import AGENT, comparison_table, summary_table
 from scheduler.traces.swf import read_swf
 
-__all__ = ["FIGURES", "evaluate_agent", "rl_figure", "rl_tables", "simulate_sequences",
+__all__ = ["FIGURES", "evaluate_agent", "rl_figure", "rl_tables", "rl_week",
+           "simulate_sequences",
            "train_agent"]  # fmt: skip
 
 #: The study's figures (one Snakemake job each).
@@ -243,3 +244,58 @@ def rl_figure(
     save_figure(plot, png_path, pdf_path, provenance=flat_record(ctx.record()), width_in=9.0,
                 height_in=7.0)  # fmt: skip
     ctx.log(f"figure {figure}")
+
+
+@workflow_step
+def rl_week(
+    swf_path: str,
+    runs_path: str,
+    png_path: str,
+    pdf_path: str,
+    *,
+    trace: str,
+    job_slice: int | None,
+    count: int,
+    length: int,
+    seed: int,
+    reference: str,
+    policies: Sequence[str],
+    backfill: bool,
+    ctx: StepContext,
+) -> None:
+    """The representative sequence of log ``trace``: the test sequence where the study's best
+    EASY policy and the reference differ most (:func:`~scheduler.studies.rl.week.drawn_sequence`),
+    simulated again by schedlab's EASY under both and drawn stacked, from the sequence's first
+    submission until its last job ends: runs coloured by how they started (with backfilling),
+    queue length and utilisation under each."""
+    from scheduler.sim.schedule import schedule_of
+    from scheduler.studies.common.gantt import Panel, draw_gantt
+    from scheduler.studies.rl.week import drawn_sequence, sequence_result
+
+    chosen = drawn_sequence(read_table(runs_path), trace=trace, reference=reference,
+                            policies=policies, backfill=backfill)  # fmt: skip
+    workload = _workload(swf_path, trace)
+    starts = _test_source(workload, length, job_slice).test_starts(count, seed).tolist()
+    if chosen.start not in starts:
+        raise ConfigurationError(f"{trace}: sequence start {chosen.start} of {runs_path} is "
+                                 f"not one of the test sequences {starts}")  # fmt: skip
+    panels, ends = [], []
+    how = "with" if backfill else "without"
+    for policy, avg_bsld in ((reference, chosen.reference_avg_bsld),
+                             (chosen.policy, chosen.avg_bsld)):  # fmt: skip
+        result = sequence_result(workload, chosen.start, length, policy=policy,
+                                 backfill=backfill)  # fmt: skip
+        ends.append(float(result.jobs["end_s"].max()))  # type: ignore[arg-type]
+        panels.append(Panel(f"EASY-{policy} {how} backfilling: mean bounded slowdown "
+                            f"{avg_bsld:.2f}", schedule_of(result)))  # fmt: skip
+    first = float(workload.submit_s[chosen.start])
+    window = (first, max(ends))
+    title = (f"{trace}, test sequence {chosen.sequence} ({length} jobs from job {chosen.start}): "
+             f"{reference} and {chosen.policy}")  # fmt: skip
+    meta = flat_record(ctx.record())
+    for path in (png_path, pdf_path):
+        draw_gantt(panels, path, window, colour_by="backfilled" if backfill else "none",
+                   title=title, provenance=meta)  # fmt: skip
+    ctx.log(f"{trace} sequence {chosen.sequence} (start {chosen.start}): {reference} "
+            f"{chosen.reference_avg_bsld:.3f} vs {chosen.policy} {chosen.avg_bsld:.3f}, "
+            f"[{window[0]:.0f}, {window[1]:.0f}) s")  # fmt: skip

@@ -85,6 +85,23 @@ class WhatifPlan:
     def source_inputs(self, wildcards: object = None) -> list[str]:
         return [] if self.source_path is None else [self.source_path]
 
+    @property
+    def week_alternative(self) -> Alternative | None:
+        """The alternative the representative week draws against the baseline: the first of
+        the config (None: the baseline alone, no week drawn)."""
+        return self.alternatives[1] if len(self.alternatives) > 1 else None
+
+    def week_inputs(self, wildcards: object = None) -> dict[str, Any]:
+        """The inputs of ``week_gantt``: the site's jobs and the files its two schedulers'
+        policies read."""
+        from scheduler.policies.learned import learned_policy_files
+
+        schedulers = [self.alternatives[0].scheduler]
+        if self.week_alternative is not None:
+            schedulers.append(self.week_alternative.scheduler)
+        names = [name for s in schedulers for name in (s.primary, s.backfill or "")]
+        return {"jobs_path": self.jobs_file(), "_policy_paths": learned_policy_files(names)}
+
     def policy_files(self, wildcards: Any) -> list[str]:
         """The files an alternative's policies read (a learned function's fit file)."""
         from scheduler.policies.learned import learned_policy_files
@@ -165,8 +182,18 @@ class WhatifPlan:
             out[f"{figure}_pdf_path"] = self.files.figure(f"{alternative}/{figure}", "pdf")
         return out
 
+    def week_outputs(self) -> dict[str, str | Reported]:
+        """The outputs of ``week_gantt``: the representative week's Gantt chart."""
+        return {
+            "png_path": Reported(self.files.figure("week", "png"), "representative_week.rst",
+                                 {"figure": "the week that differs most"}, "Summary"),
+            "pdf_path": self.files.figure("week", "pdf"),
+        }  # fmt: skip
+
     def targets(self) -> list[str]:
         paths = output_paths(self.table_outputs()) + output_paths(self.summary_figure_outputs())
+        if self.week_alternative is not None:
+            paths += output_paths(self.week_outputs())
         if self.selectors:
             paths += output_paths(self.online_outputs())
         for name in self.names()[1:]:
@@ -220,6 +247,18 @@ class WhatifPlan:
 
     def summary_figure_settings(self, wildcards: object = None) -> dict[str, Any]:
         return {"confidence": self.confidence}
+
+    def week_settings(self, wildcards: object = None) -> dict[str, Any]:
+        """``week_gantt``: the baseline's scheduler and :attr:`week_alternative`'s."""
+        chosen = self.week_alternative
+        if chosen is None:  # targets() asks for no week then
+            raise ConfigurationError("config whatif: no alternative to draw against the baseline")
+        return {
+            "baseline": self.alternatives[0].scheduler.to_dict(),
+            "alternative": chosen.name,
+            "change": chosen.change,
+            "scheduler": chosen.scheduler.to_dict(),
+        }
 
     def figure_settings(self, wildcards: Any) -> dict[str, Any]:
         return {

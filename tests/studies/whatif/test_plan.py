@@ -29,7 +29,8 @@ def test_default_plan_is_the_example_site() -> None:
     assert whatif.site == "example-site" and whatif.source["kind"] == "example"
     assert whatif.names()[0] == "baseline" and len(whatif.names()) == 5
     assert whatif.batches() == [0, 1]  # 16 replicates, 8 per job
-    assert len(whatif.targets()) == 4 + 2 + 4 + 4 * 6  # tables, ranking, online, 4 pages
+    # tables, ranking, online, 4 pages, the representative week
+    assert len(whatif.targets()) == 4 + 2 + 4 + 4 * 6 + 2
 
 
 def test_a_learned_function_is_an_alternative_that_waits_for_its_fit() -> None:
