@@ -183,3 +183,39 @@ def test_draw_gantt_writes_a_png_with_provenance(five_jobs, tmp_path):
     with pytest.raises(ConfigurationError, match=r"\.png or \.pdf"):
         draw_gantt(schedule_of(five_jobs), tmp_path / "week.svg", (0, 6 * H))
     assert not (tmp_path / "week.svg").exists()
+
+
+def test_users_share_their_colours_across_panels(job_table):
+    """Two schedules with different users: the users coloured are chosen over both panels, so
+    a user has one colour everywhere (users 1..12 on one, 5..16 on the other; the 8 biggest
+    together get colours, the rest are grey in both)."""
+
+    def result(users):
+        table = job_table(*[
+            {"job_id": k + 1, "submit_s": 0, "run_s": 100 * (u % 9 + 1), "alloc_procs": 1,
+             "req_procs": 1, "req_time_s": 1000, "user_id": u}
+            for k, u in enumerate(users)
+        ])  # fmt: skip
+        return schedule_of(simulate(table, machine_procs=16))
+
+    a, b = result(range(1, 13)), result(range(5, 17))
+    figure = gantt_figure([Panel("a", a), Panel("b", b)], (0, 1000), colour_by="user",
+                          mode="rectangles")  # fmt: skip
+    colour_of = {}
+    for panel, schedule in ((0, a), (3, b)):
+        (collection,) = figure.axes[panel].collections
+        faces = [to_hex(f) for f in collection.get_facecolors()]
+        for user, face in zip(schedule.runs["user_id"], faces, strict=True):
+            assert colour_of.setdefault(user, face) == face, user
+    legend = [t.get_text() for t in figure.legends[0].get_texts()]
+    assert len(legend) == 9 and legend[-1] == "other users"
+    assert len({colour_of[u] for u in colour_of if f"user {u}" in legend}) == 8
+
+
+def test_draw_gantt_writes_each_path_from_one_drawing(five_jobs, tmp_path):
+    png, pdf = tmp_path / "w.png", tmp_path / "w.pdf"
+    draw_gantt(schedule_of(five_jobs), (png, pdf), (0, 6 * H), provenance={"k": "v"})
+    assert png.read_bytes()[:4] == b"\x89PNG" and pdf.read_bytes()[:4] == b"%PDF"
+    with pytest.raises(ConfigurationError, match=r"\.png or \.pdf"):
+        draw_gantt(schedule_of(five_jobs), (tmp_path / "x.png", tmp_path / "x.svg"), (0, 6 * H))
+    assert not (tmp_path / "x.png").exists()

@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -49,6 +50,7 @@ __all__ = [
     "raster_cover",
     "representative_week",
     "run_categories",
+    "top_users",
     "week_figure",
 ]
 
@@ -89,9 +91,14 @@ class Panel:
     schedule: Schedule
 
 
-def run_categories(schedule: Schedule, colour_by: str) -> tuple[pl.Series, list[str]]:
+def run_categories(
+    schedule: Schedule, colour_by: str, *, users: Sequence[int] | None = None
+) -> tuple[pl.Series, list[str]]:
     """The category of each run of ``schedule`` under ``colour_by``, and the categories in
     legend order.
+
+    ``users``: under ``"user"``, the users drawn in their own colour (the others are "other
+    users"); default the :data:`TOP_USERS` of this schedule (:func:`top_users`).
 
     Raises
     ------
@@ -144,21 +151,37 @@ def run_categories(schedule: Schedule, colour_by: str) -> tuple[pl.Series, list[
         prediction, actual = runs["prediction_s"].to_numpy(), runs["run_s"].to_numpy()
         values = np.where(prediction < actual, 0, np.where(prediction <= 2 * actual, 1, 2))
         return _label(pl.Series(values), levels), levels
-    # user: the biggest users of the window by processor-seconds, the others together
-    area = (runs["end_s"] - runs["start_s"]) * runs["procs"]
-    usage = (
-        pl.DataFrame({"user": runs["user_id"], "area": area})
-        .group_by("user")
-        .agg(pl.col("area").sum())
-        .sort(["area", "user"], descending=[True, False])
-    )
-    top = usage["user"].head(TOP_USERS).to_list()
-    levels = [f"user {user}" for user in top] + (["other users"] if usage.height > len(top) else [])
+    top = top_users([schedule]) if users is None else list(users)
     names = {user: f"user {user}" for user in top}
+    others = any(u not in names for u in runs["user_id"].to_list())
+    levels = list(names.values()) + (["other users"] if others else [])
     return (
         pl.Series("category", [names.get(u, "other users") for u in runs["user_id"].to_list()]),
         levels,
     )
+
+
+def top_users(schedules: Sequence[Schedule], count: int = TOP_USERS) -> list[int]:
+    """The ``count`` users with the most processor-seconds in ``schedules`` together (as they
+    are, e.g. clipped to a window; ties by user number): the users a chart colours, the same
+    in every panel."""
+    frames = [
+        s.runs.select(
+            pl.col("user_id").alias("user"),
+            ((pl.col("end_s") - pl.col("start_s")) * pl.col("procs")).alias("area"),
+        )
+        for s in schedules
+        if "user_id" in s.runs.columns
+    ]
+    if not frames:
+        return []
+    usage = (
+        pl.concat(frames)
+        .group_by("user")
+        .agg(pl.col("area").sum())
+        .sort(["area", "user"], descending=[True, False])
+    )
+    return usage["user"].head(count).to_list()
 
 
 def _has(runs: pl.DataFrame, attribute: str) -> bool:
@@ -178,11 +201,11 @@ def _label(values: pl.Series, levels: Sequence[str]) -> pl.Series:
 
 
 def _colours(levels: Sequence[str]) -> dict[str, str]:
-    colours = {level: _PALETTE[i % len(_PALETTE)] for i, level in enumerate(levels)}
-    for level in ("other users",):
-        if level in colours:
-            colours[level] = _REST
-    return colours
+    """A colour per level, in order; grey for "other users" and for levels past the palette."""
+    return {
+        level: _PALETTE[i] if i < len(_PALETTE) and level != "other users" else _REST
+        for i, level in enumerate(levels)
+    }
 
 
 def _time_unit(span_s: float) -> tuple[float, str]:
@@ -248,7 +271,8 @@ def gantt_figure(
     unit_s, unit = _time_unit(w1 - w0)
     origin = w0 if unit == "hours" else 0.0
     clipped = [Panel(p.label, p.schedule.window(w0, w1)) for p in panels]
-    categories = [run_categories(p.schedule, colour_by) for p in clipped]
+    users = top_users([p.schedule for p in clipped]) if colour_by == "user" else None
+    categories = [run_categories(p.schedule, colour_by, users=users) for p in clipped]
     levels: list[str] = []
     for _, panel_levels in categories:
         levels += [level for level in panel_levels if level not in levels]
@@ -455,24 +479,31 @@ def _draw_steps(
 
 def draw_gantt(
     panels: Schedule | Sequence[Panel],
-    path: str | os.PathLike[str],
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     window: tuple[float, float] | None = None,
     *,
     provenance: Mapping[str, str] | None = None,
     **options: object,
 ) -> None:
-    """Draw :func:`gantt_figure` and save it to ``path`` (PNG or PDF, by suffix), atomically,
-    with the provenance in its metadata (as :func:`scheduler.studies.common.figures.save_figure`).
+    """Draw :func:`gantt_figure` once and save it to each of ``paths`` (PNG or PDF, by
+    suffix), atomically, with the provenance in its metadata (as
+    :func:`scheduler.studies.common.figures.save_figure`).
 
     Raises
     ------
     ConfigurationError
-        The suffix is neither ``.png`` nor ``.pdf``; or as :func:`gantt_figure`.
+        A suffix is neither ``.png`` nor ``.pdf`` (checked before drawing); or as
+        :func:`gantt_figure`.
     """
     from scheduler.studies.common.figures import save_matplotlib
 
+    targets = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    for path in targets:
+        if Path(path).suffix.lower() not in (".png", ".pdf"):
+            raise ConfigurationError(f"{path}: a figure is saved as .png or .pdf")
     figure = gantt_figure(panels, window, **options)  # type: ignore[arg-type]
-    save_matplotlib(figure, path, provenance=provenance)
+    for path in targets:
+        save_matplotlib(figure, path, provenance=provenance)
 
 
 #: The length of a representative week, seconds.
@@ -517,8 +548,9 @@ def representative_week(
 
 def week_figure(
     panels: Sequence[tuple[str, object]],
-    path: str | os.PathLike[str],
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     *,
+    window: tuple[float, float] | None = None,
     colour_by: str = "auto",
     title: str | None = None,
     provenance: Mapping[str, str] | None = None,
@@ -530,25 +562,31 @@ def week_figure(
     Parameters
     ----------
     panels
-        ``(label, result)`` pairs, any engine's result (``schedule_of`` takes it);
-        the first is the baseline.
-    path
-        The figure (``.png`` or ``.pdf``), written atomically with ``provenance``.
+        ``(label, result)`` pairs, any engine's result (``schedule_of`` takes it); the first
+        is the baseline.
+    paths
+        The figure file(s) (``.png`` and/or ``.pdf``), each written atomically with
+        ``provenance``; the schedules are built once for all of them.
+    window
+        The time drawn (``(start_s, end_s)``), when the study chooses it itself; default the
+        representative week of ``length_s`` seconds.
 
     Returns
     -------
     tuple of float
-        The week drawn, ``(start_s, end_s)``.
+        The window drawn, ``(start_s, end_s)``.
     """
     from scheduler.sim.schedule import schedule_of
 
     if len(panels) < 2:
         raise ConfigurationError("week_figure: give at least two results to compare")
-    window = representative_week(
-        panels[0][1].jobs,
-        panels[1][1].jobs,
-        length_s=length_s,  # type: ignore[attr-defined]
-    )
+    if window is None:
+        baseline, other = (result for _, result in panels[:2])
+        window = representative_week(
+            baseline.jobs,  # type: ignore[attr-defined]
+            other.jobs,  # type: ignore[attr-defined]
+            length_s=length_s,
+        )
     schedules = [Panel(label, schedule_of(result)) for label, result in panels]  # type: ignore[arg-type]
-    draw_gantt(schedules, path, window, colour_by=colour_by, title=title, provenance=provenance)
+    draw_gantt(schedules, paths, window, colour_by=colour_by, title=title, provenance=provenance)
     return window

@@ -297,7 +297,7 @@ def memory_week(
                             schedule_of(result)))  # fmt: skip
     title = f"{trace} at offered load {load:g}, {scheduler}: the week that differs most"
     meta = flat_record(ctx.record())
-    for path in (png_path, pdf_path):
-        draw_gantt(panels, path, window, colour_by="failed", title=title, provenance=meta)
+    draw_gantt(panels, (png_path, pdf_path), window, colour_by="failed", title=title,
+               provenance=meta)  # fmt: skip
     ctx.log(f"{trace} {scheduler} load {load:g}, none vs {estimator}: week "
             f"[{window[0]:.0f}, {window[1]:.0f}) s")  # fmt: skip

@@ -356,8 +356,8 @@ def redirect_week(
     window = (chosen.start_s, chosen.start_s + WEEK_S)
     title = f"{trace}, test week {chosen.week}: {primary}-EASY with and without redirection"
     meta = flat_record(ctx.record())
-    for path in (png_path, pdf_path):
-        draw_gantt(panels, path, window, colour_by="redirected", title=title, provenance=meta)
+    draw_gantt(panels, (png_path, pdf_path), window, colour_by="redirected", title=title,
+               provenance=meta)  # fmt: skip
     ctx.log(f"{trace} week {chosen.week} ({baseline.jobs.height} jobs), {cell}: AVEbsld "
             f"{baseline.summary.avg_bsld:.3f} -> {redirected.summary.avg_bsld:.3f}, "
             f"{redirected.redirections} redirections")  # fmt: skip

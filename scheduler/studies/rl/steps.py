@@ -293,9 +293,9 @@ def rl_week(
     title = (f"{trace}, test sequence {chosen.sequence} ({length} jobs from job {chosen.start}): "
              f"{reference} and {chosen.policy}")  # fmt: skip
     meta = flat_record(ctx.record())
-    for path in (png_path, pdf_path):
-        draw_gantt(panels, path, window, colour_by="backfilled" if backfill else "none",
-                   title=title, provenance=meta)  # fmt: skip
+    draw_gantt(panels, (png_path, pdf_path), window,
+               colour_by="backfilled" if backfill else "none", title=title,
+               provenance=meta)  # fmt: skip
     ctx.log(f"{trace} sequence {chosen.sequence} (start {chosen.start}): {reference} "
             f"{chosen.reference_avg_bsld:.3f} vs {chosen.policy} {chosen.avg_bsld:.3f}, "
             f"[{window[0]:.0f}, {window[1]:.0f}) s")  # fmt: skip

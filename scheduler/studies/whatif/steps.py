@@ -341,8 +341,7 @@ def week_gantt(
                             f"{week['wait_s'].mean() / 3600:.2f} h",
                             schedule_of(result)))  # fmt: skip
     meta = flat_record(ctx.record())
-    for path in (png_path, pdf_path):
-        draw_gantt(panels, path, window, colour_by="backfilled",
-                   title=f"The week that differs most: the baseline and {title}",
-                   provenance=meta)  # fmt: skip
+    draw_gantt(panels, (png_path, pdf_path), window, colour_by="backfilled",
+               title=f"The week that differs most: the baseline and {title}",
+               provenance=meta)  # fmt: skip
     ctx.log(f"baseline vs {alternative}: week [{window[0]:.0f}, {window[1]:.0f}) s")
