@@ -455,10 +455,7 @@ def draw_week(
         result = simulate_workload(jobs, policy, procs)
         panels.append((f"EASY-{policy}-{policy}: mean bsld {result.summary.avg_bsld:.2f} over "
                        "the workload", result))  # fmt: skip
-    title = (
-        f"{workload}: the week where {baseline} and the learned {', '.join(learned)} differ most "
-        "(mean bounded slowdown of the jobs submitted in it)"
-    )
+    title = f"{workload}: the week of the largest difference in mean bounded slowdown"
     record = flat_record(ctx.record(resolved_machine_procs=procs))
     for path in (png_path, pdf_path):
         window = week_figure(panels, path, colour_by="backfilled", title=title,

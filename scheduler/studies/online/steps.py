@@ -467,10 +467,7 @@ def draw_week(
             label = display_name(strategy) + ("" if period == "none" else f", Δ = {period}")
         panels.append((f"{label}: mean bsld {result.summary.avg_bsld:.2f} over the replica",
                        result))  # fmt: skip
-    title = (
-        f"{trace}, replica {replica}: the week where the reference and the best strategy "
-        "differ most (mean bounded slowdown of the jobs submitted in it)"
-    )
+    title = f"{trace}, replica {replica}: the week of the largest difference in mean bsld"
     record = flat_record(ctx.record(strategy=best[0], period=best[1]))
     for path in (png_path, pdf_path):
         window = week_figure(panels, path, colour_by="backfilled", title=title,

@@ -345,10 +345,7 @@ def draw_week(
         )  # fmt: skip
         name = "EASY" if shown == EASY else shown.label
         panels.append((f"{name}: AVEbsld {result.summary.avg_bsld:.2f} over the log", result))
-    title = (
-        f"{trace}: the week where EASY and {triple.label} differ most (mean bounded slowdown "
-        "of the jobs submitted in it)"
-    )
+    title = f"{trace}: the week of the largest difference in mean bounded slowdown"
     record = flat_record(ctx.record(triple=triple.label))
     for path in (png_path, pdf_path):
         window = week_figure(panels, path, colour_by="prediction", title=title,

@@ -461,10 +461,7 @@ def draw_week(
         )  # fmt: skip
         label = _case_label(primary, backfill, threshold)
         panels.append((f"{label}: mean bsld {result.summary.avg_bsld:.2f} over the log", result))
-    title = (
-        f"{trace}: the week where the baseline and the tuned configuration differ most "
-        "(mean bounded slowdown of the jobs submitted in it)"
-    )
+    title = f"{trace}: the week of the largest difference in mean bounded slowdown"
     record = ctx.record(tuned=_case_label(tuned["primary"], tuned["backfill"], tuned["threshold"]))
     for path in (png_path, pdf_path):
         window = week_figure(panels, path, colour_by="backfilled", title=title,
