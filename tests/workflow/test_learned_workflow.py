@@ -62,7 +62,7 @@ def test_evaluation_runs_every_policy_and_learned_function(study: Path) -> None:
 
 def test_figures_are_real_images(study: Path) -> None:
     figures = study / "results/learned/figures"
-    for name in ("convergence", "evaluation", "function_1", "function_2"):
+    for name in ("convergence", "evaluation", "function_1", "function_2", "week"):
         png = figures / f"{name}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
         assert '"step":' in png_text(png)["Description"], name

@@ -129,7 +129,7 @@ def test_outputs_record_config_and_versions(study: Path) -> None:
 
 def test_figures_are_real_images(study: Path) -> None:
     figures = sorted((study / "results/tuning/figures").rglob("*.png"))
-    assert len(figures) == 6 + 2
+    assert len(figures) == 6 + 2 + 1  # per trace, over the traces, the week
     for png in figures:
         data = png.read_bytes()
         assert data.startswith(b"\x89PNG") and len(data) > 10_000, png

@@ -82,6 +82,9 @@ def test_dry_run_plans_the_whole_study(tmp_path: Path, kth_path: Path) -> None:
     agent = int(RL_EXTRA_MISSING is None)
     assert jobs["rl_sequences"] == jobs["rl_tables"] == 1 and jobs["rl_figure"] == 1 + agent
     assert jobs.get("rl_train", 0) == jobs.get("rl_evaluate", 0) == agent
+    # a representative week of each of these studies
+    weeks = [f"{study}_week_figure" for study in ("tuning", "online", "prediction", "learned")]
+    assert [jobs[rule] for rule in weeks] == [1, 1, 1, 1]
     assert not (project / "results").exists()
 
 

@@ -173,3 +173,23 @@ rule learned_published_tables:
         code=step_hash(learned_steps.published_tables),
     run:
         run_step(learned_steps.published_tables, input, output, log, params)
+
+
+# The representative week: EASY with FCFS and with the rank-1 learned function on the first
+# evaluation workload, drawn over the week where they differ most.
+rule learned_week_figure:
+    input:
+        **LEARNED.week_inputs(),
+    output:
+        **reported(LEARNED.week_outputs(), "learned"),
+    log:
+        LEARNED.files.log("figures/week"),
+    benchmark:
+        LEARNED.files.benchmark("figures/week")
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        settings=LEARNED.week_settings,
+        code=step_hash(learned_steps.draw_week),
+    run:
+        run_step(learned_steps.draw_week, input, output, log, params)

@@ -122,3 +122,24 @@ rule online_figure:
         code=step_hash(online_steps.online_figure),
     run:
         run_step(online_steps.online_figure, input, output, log, params)
+
+
+# The representative week: the reference and the strategy that beats it most, replayed from
+# their recorded choices on the first trace's first long trace, drawn over the week where they
+# differ most.
+rule online_week_figure:
+    input:
+        unpack(ONLINE.week_inputs),
+    output:
+        **reported(ONLINE.week_outputs(), "online"),
+    log:
+        ONLINE.files.log("figures/week"),
+    benchmark:
+        ONLINE.files.benchmark("figures/week")
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        settings=ONLINE.week_settings,
+        code=step_hash(online_steps.draw_week),
+    run:
+        run_step(online_steps.draw_week, input, output, log, params)

@@ -114,3 +114,23 @@ rule prediction_study_figure:
         code=step_hash(prediction_steps.study_figure),
     run:
         run_step(prediction_steps.study_figure, input, output, log, params)
+
+
+# The representative week: EASY and the best triple with a prediction technique on the first
+# log, drawn over the week where they differ most.
+rule prediction_week_figure:
+    input:
+        **PREDICTION.week_inputs(),
+    output:
+        **reported(PREDICTION.week_outputs(), "prediction"),
+    log:
+        PREDICTION.files.log("figures/week"),
+    benchmark:
+        PREDICTION.files.benchmark("figures/week")
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        settings=PREDICTION.week_settings,
+        code=step_hash(prediction_steps.draw_week),
+    run:
+        run_step(prediction_steps.draw_week, input, output, log, params)

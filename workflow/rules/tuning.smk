@@ -251,6 +251,27 @@ rule study_figure:
         run_step(tuning_steps.study_figure, input, output, log, params)
 
 
+# The representative week: the baseline and the tuned configuration (the protocol's best
+# learned pair) on the first trace's whole filtered log, drawn over the week where they differ
+# most.
+rule tuning_week_figure:
+    input:
+        **TUNING.week_inputs(),
+    output:
+        **reported(TUNING.week_outputs(), "tuning"),
+    log:
+        TUNING.files.log("figures/week"),
+    benchmark:
+        TUNING.files.benchmark("figures/week")
+    conda:
+        "../envs/schedlab.yaml"
+    params:
+        settings=TUNING.week_settings,
+        code=step_hash(tuning_steps.draw_week),
+    run:
+        run_step(tuning_steps.draw_week, input, output, log, params)
+
+
 # One job = one (trace, primary, backfill, threshold) simulated on the whole filtered log.
 rule simulate_whole_log:
     input:

@@ -39,7 +39,7 @@ import numpy as np
 import polars as pl
 
 from scheduler.core.errors import ConfigurationError
-from scheduler.sim.engine import simulate_arrays
+from scheduler.sim.engine import SimulationResult, simulate_arrays, simulate_easy
 from scheduler.sim.metrics import run_figures
 from scheduler.sim.window import simulate_window
 from scheduler.traces.swf import used_procs
@@ -51,6 +51,7 @@ __all__ = [
     "evaluation_jobs",
     "evaluation_sequences",
     "sequence_bsld",
+    "simulate_workload",
 ]
 
 DAY_S = 86400.0
@@ -205,3 +206,23 @@ def sequence_bsld(
                           tau_s=tau_s)  # fmt: skip
     return figures.avg_bsld
 
+
+def simulate_workload(jobs: pl.DataFrame, policy: str, machine_procs: int) -> SimulationResult:
+    """A whole workload in the ``backfilling`` mode: EASY with the requested times, ``policy``
+    ordering both the queue and the backfilling candidates, schedlab's engine (no queue
+    window), from an empty machine at the first submission.
+
+    Parameters
+    ----------
+    jobs
+        :func:`evaluation_jobs` (every job at most ``machine_procs`` processors).
+    policy
+        A registered policy name (a learned function: LF1 … once registered).
+    machine_procs
+        Processors of the machine.
+    """
+    table = jobs.select(
+        "job_id", "submit_s", "run_s", pl.col("procs").alias("alloc_procs"),
+        pl.col("procs").alias("req_procs"), "req_time_s",
+    )  # fmt: skip
+    return simulate_easy(table, policy, policy, machine_procs=machine_procs)

@@ -189,10 +189,14 @@ class LearnedPlan:
         }
 
     def workload_source(self, wildcards: Any) -> str:
+        """The jobs of an evaluation workload (:meth:`workload_file`), as an input function."""
+        return self.workload_file(wildcards.workload)
+
+    def workload_file(self, name: str) -> str:
         """The jobs of an evaluation workload: the generated model, or the catalogue log as
         downloaded (the protocol keeps every job with positive processors, run and requested
         times: no strong filter)."""
-        workload = self.workload(wildcards.workload)
+        workload = self.workload(name)
         if workload.model_procs is not None:
             return self.model_file(workload.model_procs)
         return trace_file(workload.name)
@@ -231,6 +235,31 @@ class LearnedPlan:
             "evaluation_path": str(self.evaluation_outputs()["parquet_path"]),
         }
 
+    #: The fixed policy the representative week compares the rank-1 learned function with.
+    WEEK_BASELINE: ClassVar[str] = "FCFS"
+
+    @property
+    def week_workload(self) -> Workload:
+        """The workload of the representative-week figure: the first evaluation workload."""
+        return self.workloads[0]
+
+    def week_inputs(self) -> dict[str, str]:
+        """The inputs of ``draw_week``: the week workload's jobs and the fit file."""
+        return {
+            "workload_path": self.workload_file(self.week_workload.name),
+            "functions_path": FUNCTIONS_FILE,
+        }
+
+    def week_outputs(self) -> dict[str, str | Reported]:
+        """The outputs of ``draw_week``: the representative week (PNG in the report, PDF)."""
+        return {
+            "png_path": Reported(
+                self.files.figure("week", "png"), "week.rst",
+                {"figure": "representative week"},
+            ),
+            "pdf_path": self.files.figure("week", "pdf"),
+        }  # fmt: skip
+
     def targets(self) -> list[str]:
         files = (
             output_paths(self.fit_outputs())
@@ -243,7 +272,7 @@ class LearnedPlan:
             for rank in range(1, self.top + 1)
             for ext in ("png", "pdf")
         ]
-        return files + functions
+        return files + functions + output_paths(self.week_outputs())
 
     # -- step settings (keyword arguments of scheduler.studies.learned.steps) -----------------
     def model_settings(self, wildcards: Any) -> dict[str, Any]:
@@ -304,6 +333,17 @@ class LearnedPlan:
             "days": self.days,
             "tau_s": self.tau_s,
             "seed": self.seed,
+        }
+
+    def week_settings(self, wildcards: Any = None) -> dict[str, Any]:
+        """``draw_week``: the week workload, EASY with :attr:`WEEK_BASELINE` against LF1."""
+        workload = self.week_workload
+        return {
+            "workload": workload.name,
+            "machine_procs": workload.machine_procs,
+            "allocated_only": self.allocated_only,
+            "baseline": self.WEEK_BASELINE,
+            "learned": {self.learned_names[0]: 1},
         }
 
     def evaluation_tables_settings(self, wildcards: Any = None) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from scheduler.studies.learned.evaluation import (
     evaluation_jobs,
     evaluation_sequences,
     sequence_bsld,
+    simulate_workload,
 )
 from scheduler.studies.learned.regression import fit_forms, simplify, write_functions
 from scheduler.studies.learned.stats import EVALUATION_COLUMNS, median_table
@@ -46,6 +47,7 @@ __all__ = [
     "convergence_curve",
     "derived_seed",
     "draw_tuples",
+    "draw_week",
     "evaluate_workload",
     "evaluation_tables",
     "fit_functions",
@@ -414,3 +416,49 @@ def published_tables(
     )
     write_markdown(text, markdown_path, record)
     ctx.log(f"{table4.height} Table 4 cells, {table3.height} Table 3 functions")
+
+
+@workflow_step
+def draw_week(
+    workload_path: str,
+    functions_path: str,
+    png_path: str,
+    pdf_path: str,
+    *,
+    workload: str,
+    machine_procs: int | None,
+    allocated_only: bool,
+    baseline: str,
+    learned: Mapping[str, int],
+    ctx: StepContext,
+) -> None:
+    """The representative week of the study (PNG and PDF) on one evaluation workload: EASY
+    with ``baseline`` and with the learned function (``learned``: its one policy name and its
+    rank in the fit file), each ordering the queue and the backfilling candidates, on the whole
+    workload (:func:`~scheduler.studies.learned.evaluation.simulate_workload`, the jobs of
+    :func:`evaluate_workload`), drawn stacked over the week where their mean bounded slowdowns
+    differ most (:func:`~scheduler.studies.common.gantt.week_figure`), runs coloured by whether
+    they were backfilled."""
+    from scheduler.studies.common.gantt import week_figure
+
+    if len(learned) != 1:
+        raise ConfigurationError(f"draw_week: one learned function to draw, got {dict(learned)}")
+    started = time.perf_counter()
+    for name, rank in learned.items():
+        register_learned(name, f"learned:{functions_path}#{rank}")
+    raw, procs = _workload_jobs(workload_path, machine_procs)
+    jobs = evaluation_jobs(raw, allocated_only=allocated_only)
+    if jobs.height and float(jobs["procs"].max()) > procs:
+        jobs = jobs.filter(pl.col("procs") <= procs)
+    panels = []
+    for policy in (baseline, *learned):
+        result = simulate_workload(jobs, policy, procs)
+        panels.append((f"EASY-{policy}-{policy}: mean bsld {result.summary.avg_bsld:.2f} over "
+                       "the workload", result))  # fmt: skip
+    title = f"{workload}: the week of the largest difference in mean bounded slowdown"
+    record = flat_record(ctx.record(resolved_machine_procs=procs))
+    for path in (png_path, pdf_path):
+        window = week_figure(panels, path, colour_by="backfilled", title=title,
+                             provenance=record)  # fmt: skip
+    ctx.log(f"{workload}: {panels[0][0]} against {panels[1][0]}, week [{window[0]:.0f}, "
+            f"{window[1]:.0f}) s drawn in {time.perf_counter() - started:.1f} s")  # fmt: skip

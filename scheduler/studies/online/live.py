@@ -31,16 +31,25 @@ The long traces it runs on are built by :mod:`scheduler.studies.online.long_trac
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import polars as pl
 
+from scheduler.core.constants import BSLD_TAU_S
 from scheduler.core.errors import ConfigurationError
 from scheduler.sim.arrays import TraceArrays
 from scheduler.sim.conservative import simulate_conservative_arrays
-from scheduler.sim.engine import Simulation, simulate_arrays
+from scheduler.sim.engine import (
+    Simulation,
+    SimulationConfig,
+    SimulationResult,
+    scheduled_jobs,
+    simulate_arrays,
+)
+from scheduler.sim.metrics import summarize
 from scheduler.sim.multifactor import MULTIFACTOR
 from scheduler.sim.slurm_arm import MultifactorArm
 from scheduler.studies.common.slurm import conservative_kwargs, user_attributes
@@ -49,6 +58,8 @@ from scheduler.studies.online.selectors import PeriodFeedback, Selector
 __all__ = [
     "DAY_S",
     "OnlineRun",
+    "online_result",
+    "replay_online",
     "run_online",
     "simulated_period_costs",
 ]
@@ -138,9 +149,10 @@ def simulated_period_costs(
 
 @dataclass(frozen=True)
 class OnlineRun:
-    """A live run: start times (s, job order of the trace), the policy of every period, and
-    the cumulative waiting time (s) of the jobs finished by the end of each day (day d is
-    ``[origin + d·86,400, origin + (d+1)·86,400)``, the periods' origin)."""
+    """A live run: start times (s, job order of the trace), the policy of every period, the
+    cumulative waiting time (s) of the jobs finished by the end of each day (day d is
+    ``[origin + d·86,400, origin + (d+1)·86,400)``, the periods' origin), and which jobs were
+    started by backfilling (job order of the trace)."""
 
     strategy: str
     period_s: float
@@ -148,6 +160,7 @@ class OnlineRun:
     choices: tuple[str, ...]
     daily_cumulative_wait_s: np.ndarray
     daily_finished_jobs: np.ndarray
+    backfilled: np.ndarray
 
     @property
     def total_wait_s(self) -> float:
@@ -253,4 +266,79 @@ def run_online(
         choices=tuple(choices),
         daily_cumulative_wait_s=np.cumsum(per_day),
         daily_finished_jobs=np.cumsum(finished_per_day),
+        backfilled=simulation.backfilled,
     )
+
+
+class _Replay(Selector):
+    """A selector that plays back recorded choices (the policy of period t is ``choices[t]``):
+    the same live system as the run that recorded them, without its learning."""
+
+    needs_simulation = False
+
+    def __init__(self, choices: Sequence[str], name: str) -> None:
+        self.name = name
+        self.choices = tuple(choices)
+        self.policies = tuple(dict.fromkeys(self.choices))
+        self.history: list[dict[str, Any]] = []
+
+    def choose(self, period: int) -> str:
+        if period >= len(self.choices):
+            raise ConfigurationError(
+                f"replay of {self.name}: the run needs a policy for period {period}, the "
+                f"recorded choices cover {len(self.choices)} periods"
+            )
+        self.history.append({"period": period, "policy": self.choices[period]})
+        return self.choices[period]
+
+    def observe(self, period: int, feedback: PeriodFeedback) -> None:
+        self.history[period]["live_wait_s"] = feedback.live_wait_s
+
+
+def replay_online(
+    trace: TraceArrays,
+    machine_procs: int,
+    choices: Sequence[str],
+    *,
+    name: str,
+    period_s: float,
+    threshold_s: float = 40 * 3600.0,
+    threshold_backfill: bool = True,
+    period_origin_s: float | None = None,
+    slurm: Mapping[str, Any] | None = None,
+) -> OnlineRun:
+    """Replay a live run from its recorded choices: :func:`run_online` with period t run under
+    ``choices[t]`` (the ``policy`` column of a run's choices table, in period order), the other
+    arguments as the recorded run's. The live system is deterministic given its choices, so
+    the schedule is the recorded run's, job for job, and the replay costs one live run without
+    the selector's work or the simulated period costs.
+
+    Raises
+    ------
+    ConfigurationError
+        The choices end before the run does (they are not the run's on this trace), or as
+        :func:`run_online`.
+    """
+    if not choices:
+        raise ConfigurationError(f"replay of {name}: no recorded choices")
+    return run_online(
+        trace, machine_procs, _Replay(choices, name), period_s=period_s,
+        threshold_s=threshold_s, threshold_backfill=threshold_backfill,
+        period_origin_s=period_origin_s, slurm=slurm,
+    )  # fmt: skip
+
+
+def online_result(trace: TraceArrays, machine_procs: int, run: OnlineRun) -> SimulationResult:
+    """A live run as an engine result over the trace's jobs: per-job start, backfilled flag and
+    metrics (:func:`~scheduler.sim.engine.scheduled_jobs`: wait, end, bounded slowdown with
+    τ = 10 s), its summary, and the machine size (processors), for what draws or compares
+    engine results (``scheduler.sim.schedule.schedule_of``). The config's policy is the first
+    period's (the run switches)."""
+    jobs = pl.DataFrame({
+        "job_id": trace.job_id, "submit_s": trace.submit_s, "procs": trace.procs,
+        "run_s": trace.run_s, "estimate_s": trace.estimate_s, "requested_s": trace.estimate_s,
+    })  # fmt: skip
+    table = scheduled_jobs(jobs, run.start_s, run.backfilled)
+    policy = run.choices[0] if run.choices else "FCFS"
+    config = SimulationConfig(machine_procs=int(machine_procs), primary=policy, backfill=policy)
+    return SimulationResult(table, summarize(table, int(machine_procs), tau_s=BSLD_TAU_S), config)

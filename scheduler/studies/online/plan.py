@@ -235,6 +235,40 @@ class OnlinePlan:
             "shares_path": files.table("choice_shares.parquet"),
         }  # fmt: skip
 
+    #: The replica whose long trace the representative week is drawn from.
+    WEEK_REPLICA: ClassVar[int] = 0
+
+    @property
+    def week_trace(self) -> str | None:
+        """The trace of the representative-week figure: the first of ``online.traces`` (None
+        without traces: then the study has no target)."""
+        return self.traces[0].name if self.traces else None
+
+    def week_inputs(self, wildcards: object = None) -> dict[str, Any]:
+        """The inputs of ``draw_week``: the week trace's first long trace, the changes table
+        (which names the best strategy), the choices of every run on that long trace and the
+        fit files of learned policies (an input function: the study may have no trace)."""
+        trace, replica = self.week_trace, self.WEEK_REPLICA
+        if trace is None:
+            raise ConfigurationError("online.traces is empty: the study draws no week")
+        return {
+            "trace_path": self.file("trace", trace, replica),
+            "changes_path": self.tables_outputs()["changes_path"],
+            "choice_paths": [self.file("choices", trace, replica, period, strategy.slug)
+                             for strategy, period in self.runs()],
+            "_policy_paths": self.policy_files(),
+        }  # fmt: skip
+
+    def week_outputs(self) -> dict[str, str | Reported]:
+        """The outputs of ``draw_week``: the representative week (PNG in the report, PDF)."""
+        return {
+            "png_path": Reported(
+                self.files.figure("week", "png"), "week.rst",
+                {"figure": "representative week"}, self.week_trace,
+            ),
+            "pdf_path": self.files.figure("week", "pdf"),
+        }  # fmt: skip
+
     def targets(self) -> list[str]:
         if not self.traces:
             return []
@@ -244,7 +278,8 @@ class OnlinePlan:
             for figure in self.figure_names()
             for ext in ("png", "pdf")
         ]
-        return output_paths(self.tables_outputs()) + figures
+        week = output_paths(self.week_outputs())
+        return output_paths(self.tables_outputs()) + figures + week
 
     # -- step settings (keyword arguments of scheduler.studies.online.steps) ------------------
     def long_trace_settings(self, wildcards: Any) -> dict[str, Any]:
@@ -310,6 +345,20 @@ class OnlinePlan:
             "trace": wildcards.trace,
             "reference": self.reference,
             "threshold_s": self.threshold_s,
+        }
+
+    def week_settings(self, wildcards: Any = None) -> dict[str, Any]:
+        """``draw_week``: the replayed runs' settings, as the live runs'."""
+        labels = (self.NO_PERIOD, *(period.label for period in self.periods))
+        return {
+            "trace": self.week_trace,
+            "replica": self.WEEK_REPLICA,
+            "reference": self.reference,
+            "period_seconds": {label: self.period_seconds(label) for label in labels},
+            "threshold_s": self.threshold_s,
+            "threshold_backfill": self.threshold_backfill,
+            "period_alignment": self.period_alignment,
+            "slurm": self.slurm,
         }
 
 

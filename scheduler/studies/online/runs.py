@@ -58,10 +58,12 @@ __all__ = [
     "IMPROVEMENT_COLUMNS",
     "LOTO_BANDIT",
     "ONLINE_POLICIES",
+    "PSEUDO_STRATEGIES",
     "RUN_KEY",
     "SELECTOR_STRATEGIES",
     "SHARE_COLUMNS",
     "TOTALS_COLUMNS",
+    "best_run",
     "check_unique",
     "display_name",
     "eps_text",
@@ -351,3 +353,37 @@ def reference_label(reference: str, threshold_s: float) -> str:
     """
     policy = fixed_policy_name(reference) or reference
     return f"EASY({policy}, {threshold_s / 3600.0:g} h)"
+
+
+#: The pseudo-strategies of the changes table: rows that stand for another run (or one per
+#: replica), not a run of their own.
+PSEUDO_STRATEGIES: tuple[str, ...] = (BEST_FIXED, CROSSFIT_FIXED, *BANDIT_CHOICES)
+
+
+def best_run(changes: pl.DataFrame, trace: str, reference: str) -> tuple[str, str]:
+    """The (strategy, period) of a trace whose total waiting time changes most in the study's
+    favour against the reference (the lowest ``relative_change`` of
+    :func:`~scheduler.studies.online.changes.relative_changes`, over every replica): among the
+    selectors' runs when there are any, else among the fixed policies other than the reference
+    (ties: the first in the table's order). The pseudo-strategies (:data:`PSEUDO_STRATEGIES`)
+    are left out: the bandit with its chosen ε is also a run of its own.
+
+    Raises
+    ------
+    ConfigurationError
+        The table lacks a column, or the trace has no run but the reference.
+    """
+    require_columns(changes, ("trace", "strategy", "period", "relative_change"), "best run")
+    runs = changes.with_row_index("__order").filter(
+        (pl.col("trace") == trace)
+        & ~pl.col("strategy").is_in(list(PSEUDO_STRATEGIES))
+        & (pl.col("strategy") != reference)
+    )
+    selectors = runs.filter(~pl.col("strategy").str.starts_with(FIXED_PREFIX))
+    chosen = selectors if selectors.height else runs
+    if chosen.height == 0:
+        raise ConfigurationError(
+            f"best run: {trace!r} has no run to compare with the reference {reference}"
+        )
+    row = chosen.sort("relative_change", "__order").row(0, named=True)
+    return str(row["strategy"]), str(row["period"])

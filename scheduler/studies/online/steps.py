@@ -45,6 +45,7 @@ from scheduler.traces.resample import name_hash
 __all__ = [
     "CHOICE_SHARE_SELECTORS",
     "WEEK_ALIGNMENT_KEY",
+    "draw_week",
     "draws_choice_shares",
     "long_trace_period_origin",
     "make_long_trace",
@@ -402,3 +403,75 @@ def online_figure(
         raise ConfigurationError(f"unknown online figure {figure!r}")
     save_figure(plot, png_path, pdf_path, provenance=flat_record(ctx.record()))
     ctx.log(f"{trace}: {figure} drawn")
+
+
+@workflow_step
+def draw_week(
+    trace_path: str,
+    changes_path: str,
+    choice_paths: Sequence[str],
+    png_path: str,
+    pdf_path: str,
+    *,
+    trace: str,
+    replica: int,
+    reference: str,
+    period_seconds: Mapping[str, float],
+    threshold_s: float,
+    threshold_backfill: bool,
+    period_alignment: str,
+    slurm: Mapping[str, Any] | None,
+    ctx: StepContext,
+) -> None:
+    """The representative week of the study (PNG and PDF) on one replica's long trace: the
+    reference and the strategy that beats it most over the replicas
+    (:func:`~scheduler.studies.online.runs.best_run`, read from the changes table), both
+    replayed from their recorded choices (:func:`~scheduler.studies.online.live.replay_online`:
+    the live runs' schedules, job for job), drawn stacked over the week where their mean
+    bounded slowdowns differ most (:func:`~scheduler.studies.common.gantt.week_figure`), runs
+    coloured by whether they were backfilled.
+
+    ``choice_paths``: the choices of every run of ``replica`` on ``trace`` (the step reads the
+    two it draws); ``period_seconds``: each period label's length in seconds (``none``: the
+    fixed policies' pace); the other settings as the live runs'
+    (:func:`online_run`)."""
+    from scheduler.studies.common.gantt import week_figure
+    from scheduler.studies.online.live import online_result, replay_online
+    from scheduler.studies.online.runs import best_run, display_name, reference_label
+
+    started = time.perf_counter()
+    origin = long_trace_period_origin(trace_path, period_alignment)
+    arrays, procs = kernel_arrays("long_trace", trace_path)
+    best = best_run(read_table(changes_path), trace, reference)
+    choices = pl.concat([read_table(path) for path in choice_paths], how="diagonal_relaxed")
+    panels = []
+    for strategy, period in ((reference, "none"), best):
+        chosen = choices.filter(
+            (pl.col("trace") == trace) & (pl.col("replica") == replica)
+            & (pl.col("strategy") == strategy) & (pl.col("period") == period)
+        ).sort("period_index")  # fmt: skip
+        if chosen.height == 0:
+            raise ConfigurationError(
+                f"online week: no choices of {strategy} (period {period}) on {trace} replica "
+                f"{replica} among {len(choice_paths)} choice files"
+            )
+        run = replay_online(
+            arrays, procs, chosen["policy"].to_list(), name=strategy,
+            period_s=period_seconds[period], threshold_s=threshold_s,
+            threshold_backfill=threshold_backfill, period_origin_s=origin, slurm=slurm,
+        )  # fmt: skip
+        result = online_result(arrays, procs, run)
+        if strategy == reference:
+            label = f"reference {reference_label(reference, threshold_s)}"
+        else:
+            label = display_name(strategy) + ("" if period == "none" else f", Δ = {period}")
+        panels.append((f"{label}: mean bsld {result.summary.avg_bsld:.2f} over the replica",
+                       result))  # fmt: skip
+    title = f"{trace}, replica {replica}: the week of the largest difference in mean bsld"
+    record = flat_record(ctx.record(strategy=best[0], period=best[1]))
+    for path in (png_path, pdf_path):
+        window = week_figure(panels, path, colour_by="backfilled", title=title,
+                             provenance=record)  # fmt: skip
+    ctx.log(f"{trace} replica {replica}: {panels[0][0]} against {panels[1][0]}, week "
+            f"[{window[0]:.0f}, {window[1]:.0f}) s drawn in "
+            f"{time.perf_counter() - started:.1f} s")  # fmt: skip

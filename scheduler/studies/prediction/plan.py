@@ -221,6 +221,34 @@ class PredictionPlan:
             outputs[f"{name}_md_path"] = self.files.table(f"{name}.md")
         return outputs
 
+    @property
+    def week_trace(self) -> str:
+        """The log of the representative-week figure: the first of ``prediction.traces``."""
+        return self.traces[0].name
+
+    @property
+    def draws_week(self) -> bool:
+        """Whether the representative week is drawn: the study runs a triple besides EASY."""
+        return any(triple != EASY for triple in self.triples())
+
+    def week_inputs(self) -> dict[str, str]:
+        """The inputs of ``draw_week``: the week log and the runs table (which names the
+        triple drawn beside EASY)."""
+        return {
+            "filtered_path": self.source_file(self.week_trace),
+            "runs_path": str(self.collect_outputs()["parquet_path"]),
+        }
+
+    def week_outputs(self) -> dict[str, str | Reported]:
+        """The outputs of ``draw_week``: the representative week (PNG in the report, PDF)."""
+        return {
+            "png_path": Reported(
+                self.files.figure("week", "png"), "week.rst",
+                {"figure": "representative week"}, self.week_trace,
+            ),
+            "pdf_path": self.files.figure("week", "pdf"),
+        }  # fmt: skip
+
     def targets(self) -> list[str]:
         from scheduler.studies.prediction.steps import STUDY_FIGURES, TRACE_FIGURES
 
@@ -235,6 +263,8 @@ class PredictionPlan:
             figures += [
                 self.files.figure(figure, ext) for figure in STUDY_FIGURES for ext in ("png", "pdf")
             ]
+        if self.draws_week:
+            figures += output_paths(self.week_outputs())
         return tables + figures
 
     # -- step settings (keyword arguments of scheduler.studies.prediction.steps) --------------
@@ -265,6 +295,16 @@ class PredictionPlan:
     def study_figure_settings(self, wildcards: Any) -> dict[str, Any]:
         """``study_figure``."""
         return {"figure": wildcards.prediction_figure}
+
+    def week_settings(self, wildcards: Any = None) -> dict[str, Any]:
+        """``draw_week``: the week log and the simulation settings of ``simulate_technique``."""
+        return {
+            "trace": self.week_trace,
+            "processors": self.processors,
+            "reservation": self.reservation,
+            "whole_seconds": self.whole_seconds,
+            "learner": self.learner(),
+        }
 
 
 def _unique(items: Sequence[str], key: str) -> None:

@@ -27,6 +27,7 @@ __all__ = [
     "lolo_table",
     "prediction_errors",
     "relative_bsld",
+    "week_triple",
 ]
 
 #: How a triple is scored on the other logs in the leave-one-log-out selection
@@ -224,3 +225,27 @@ def error_table(runs: pl.DataFrame) -> pl.DataFrame:
         )
         .sort("trace", "technique")
     )
+
+
+def week_triple(runs: pl.DataFrame, trace: str) -> Triple:
+    """The triple the representative week compares with EASY on ``trace``: the lowest AVEbsld
+    among the triples with a real prediction technique (neither EASY's requested times nor the
+    clairvoyant run times; ties: the first label in order); when the study has none, the best
+    other triple but EASY (a clairvoyant one, or requested times with SJBF).
+
+    Raises
+    ------
+    ConfigurationError
+        The table lacks a column, or ``trace`` has no triple but EASY.
+    """
+    _require(runs, ("trace", "triple", "technique", "correction", "backfill", "avg_bsld"),
+             "week triple")  # fmt: skip
+    others = runs.filter((pl.col("trace") == trace) & (pl.col("triple") != EASY.label))
+    predicted = others.filter(~pl.col("technique").is_in(["requested", "clairvoyant"]))
+    chosen = predicted if predicted.height else others
+    if chosen.height == 0:
+        raise ConfigurationError(
+            f"week triple: {trace!r} has no simulated triple besides EASY ({EASY.label})"
+        )
+    row = chosen.sort("avg_bsld", "triple").row(0, named=True)
+    return Triple(row["technique"], row["correction"], row["backfill"])

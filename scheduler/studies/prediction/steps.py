@@ -20,7 +20,7 @@ from scheduler.core.steps import (
     table_machine_procs,
     workflow_step,
 )
-from scheduler.sim.prediction import simulate_predicted
+from scheduler.sim.prediction import PredictedResult, simulate_predicted
 from scheduler.studies.prediction.plan import NO_CORRECTION, Triple
 from scheduler.studies.prediction.stats import (
     RUN_COLUMNS,
@@ -36,6 +36,7 @@ __all__ = [
     "STUDY_FIGURES",
     "TRACE_FIGURES",
     "collect_runs",
+    "draw_week",
     "prediction_tables",
     "simulate_technique",
     "study_figure",
@@ -88,17 +89,11 @@ def simulate_technique(
     for correction in corrections:
         for backfill in backfills:
             started = time.perf_counter()
-            result = simulate_predicted(
-                table,
-                predictor=predictor,
-                loss=loss if loss is not None else "eloss",
-                correction="requested" if correction == NO_CORRECTION else correction,
-                backfill_order=backfill,  # type: ignore[arg-type]
-                machine_procs=machine_procs,
-                reservation=reservation,
-                whole_seconds=whole_seconds,
-                **learner,
-            )
+            result = _simulate_triple(
+                table, machine_procs, predictor=predictor, loss=loss, correction=correction,
+                backfill=backfill, reservation=reservation, whole_seconds=whole_seconds,
+                learner=learner,
+            )  # fmt: skip
             elapsed_s = time.perf_counter() - started
             jobs = result.jobs
             errors = prediction_errors(
@@ -128,6 +123,34 @@ def simulate_technique(
     write_parquet(pl.DataFrame(rows, schema=RUN_COLUMNS), runs_path, record)
     assert predictions is not None
     write_parquet(predictions, predictions_path, record)
+
+
+def _simulate_triple(
+    table: pl.DataFrame,
+    machine_procs: int,
+    *,
+    predictor: str,
+    loss: str | None,
+    correction: str,
+    backfill: str,
+    reservation: str,
+    whole_seconds: bool,
+    learner: Mapping[str, Any],
+) -> PredictedResult:
+    """One triple on a log's jobs (:func:`~scheduler.sim.prediction.simulate_predicted`): the
+    correction ``"none"`` (REQUESTED, CLAIRVOYANT) runs with the REQUESTED TIME rule, which never
+    fires for them; a technique without a loss runs with E-loss, which it ignores."""
+    return simulate_predicted(
+        table,
+        predictor=predictor,
+        loss=loss if loss is not None else "eloss",
+        correction="requested" if correction == NO_CORRECTION else correction,
+        backfill_order=backfill,  # type: ignore[arg-type]
+        machine_procs=machine_procs,
+        reservation=reservation,
+        whole_seconds=whole_seconds,
+        **learner,
+    )
 
 
 def _job_predictions(jobs: pl.DataFrame, source: pl.DataFrame, technique: str) -> pl.DataFrame:
@@ -278,3 +301,54 @@ def study_figure(
         raise ConfigurationError(f"unknown study figure {figure!r}; known: {STUDY_FIGURES}")
     save_figure(plot, png_path, pdf_path, provenance=flat_record(ctx.record()), **size)
     ctx.log(f"figure {figure} over {runs['trace'].n_unique()} logs")
+
+
+@workflow_step
+def draw_week(
+    filtered_path: str,
+    runs_path: str,
+    png_path: str,
+    pdf_path: str,
+    *,
+    trace: str,
+    processors: str,
+    reservation: str,
+    whole_seconds: bool,
+    learner: Mapping[str, Any],
+    ctx: StepContext,
+) -> None:
+    """The representative week of the study (PNG and PDF) on one log: EASY (requested times,
+    FCFS backfilling) and the best triple with a real prediction technique
+    (:func:`~scheduler.studies.prediction.stats.week_triple`, read from the runs table), both
+    simulated again on the whole log as :func:`simulate_technique` does, drawn stacked over the
+    week where their mean bounded slowdowns differ most
+    (:func:`~scheduler.studies.common.gantt.week_figure`), runs coloured by how their prediction
+    at submission compares with their run time."""
+    from scheduler.studies.common.gantt import week_figure
+    from scheduler.studies.prediction.plan import EASY
+    from scheduler.studies.prediction.stats import week_triple
+
+    started = time.perf_counter()
+    machine_procs = table_machine_procs(filtered_path)
+    table = with_processor_count(read_table(filtered_path), processors, machine_procs)
+    runs = read_table(runs_path).filter(pl.col("trace") == trace)
+    triple = week_triple(runs, trace)
+    panels = []
+    for shown in (EASY, triple):
+        row = runs.filter(pl.col("triple") == shown.label)
+        if row.height == 0:
+            raise ConfigurationError(f"{runs_path}: no run of {shown.label} on {trace}")
+        result = _simulate_triple(
+            table, machine_procs, predictor=row["predictor"][0], loss=row["loss"][0],
+            correction=shown.correction, backfill=shown.backfill, reservation=reservation,
+            whole_seconds=whole_seconds, learner=learner,
+        )  # fmt: skip
+        name = "EASY" if shown == EASY else shown.label
+        panels.append((f"{name}: AVEbsld {result.summary.avg_bsld:.2f} over the log", result))
+    title = f"{trace}: the week of the largest difference in mean bounded slowdown"
+    record = flat_record(ctx.record(triple=triple.label))
+    for path in (png_path, pdf_path):
+        window = week_figure(panels, path, colour_by="prediction", title=title,
+                             provenance=record)  # fmt: skip
+    ctx.log(f"{trace}: {panels[0][0]} against {panels[1][0]}, week [{window[0]:.0f}, "
+            f"{window[1]:.0f}) s drawn in {time.perf_counter() - started:.1f} s")  # fmt: skip

@@ -399,6 +399,31 @@ class TuningPlan:
         """The files a pair's policies read (a learned function's fit file)."""
         return learned_policy_files([wildcards.primary, wildcards.backfill])
 
+    @property
+    def week_trace(self) -> str:
+        """The trace of the representative-week figure: the first of ``tuning.traces``."""
+        return self.traces[0].name
+
+    def week_inputs(self) -> dict[str, Any]:
+        """The inputs of ``draw_week``: the week trace's filtered log, the protocol (which
+        names the tuned configuration) and the fit files of learned policies it may use."""
+        return {
+            "filtered_path": filtered_file(self.week_trace),
+            "protocol_path": self.protocol_outputs()["parquet_path"],
+            "_policy_paths": learned_policy_files([*self.primary_policies,
+                                                   *self.backfill_policies]),
+        }  # fmt: skip
+
+    def week_outputs(self) -> dict[str, str | Reported]:
+        """The outputs of ``draw_week``: the representative week (PNG in the report, PDF)."""
+        return {
+            "png_path": Reported(
+                self.files.figure("week", "png"), "week.rst",
+                {"figure": "representative week"}, self.week_trace,
+            ),
+            "pdf_path": self.files.figure("week", "pdf"),
+        }  # fmt: skip
+
     def targets(self) -> list[str]:
         from scheduler.studies.tuning.steps import STUDY_FIGURES, TRACE_FIGURES
 
@@ -427,7 +452,8 @@ class TuningPlan:
             tables += [
                 p for p in output_paths(self.whole_log_outputs()) if p.endswith((".csv", ".md"))
             ]
-        return tables + protocol + trace_figures + study_figures
+        week = output_paths(self.week_outputs())
+        return tables + protocol + trace_figures + study_figures + week
 
     # -- step settings (keyword arguments of the steps) -------------------------------------
     def baseline_settings(self) -> dict[str, str]:
@@ -542,6 +568,16 @@ class TuningPlan:
             "threshold_s": self.threshold_seconds(wildcards.threshold),
             "threshold_backfill": self.threshold_backfill,
             "slurm": self.slurm_of(wildcards.backfill),
+        }
+
+    def week_settings(self, wildcards: Any = None) -> dict[str, Any]:
+        """``draw_week``: the baseline against the tuned configuration on the week trace."""
+        return {
+            "trace": self.week_trace,
+            "baseline": self.baseline_settings(),
+            "baseline_threshold_s": self.threshold_seconds(self.baseline.threshold),
+            "threshold_backfill": self.threshold_backfill,
+            "slurm": self.slurm,
         }
 
     def baseline_only_settings(self, wildcards: Any = None) -> dict[str, Any]:

@@ -47,6 +47,7 @@ __all__ = [
     "learned_pairs",
     "summarize_configs",
     "train_test_protocol",
+    "tuned_configuration",
 ]
 
 
@@ -712,3 +713,31 @@ def _check_baseline_weeks(df: pl.DataFrame, baseline: Baseline) -> None:
 
 
 _TRAIN, _TEST = "train", "test"
+
+
+def tuned_configuration(protocol: pl.DataFrame, trace: str) -> dict[str, Any]:
+    """The tuned configuration of a trace: among the pairs the protocol learned at each
+    threshold (:func:`train_test_protocol`), the one with the lowest training ratio of means
+    (chosen on the training weeks alone; ties to the lower threshold, as the protocol's rows
+    are sorted).
+
+    Returns
+    -------
+    dict
+        ``primary``, ``backfill``, ``threshold`` (label), ``threshold_s`` (seconds, ``inf``
+        for none) and ``train_ratio_of_means`` of that row.
+
+    Raises
+    ------
+    ConfigurationError
+        The table lacks a column, or has no row for ``trace``.
+    """
+    columns = ("trace", "threshold", "threshold_s", "primary", "backfill", "train_ratio_of_means")
+    missing = [name for name in columns if name not in protocol.columns]
+    if missing:
+        raise ConfigurationError(f"tuned configuration: the protocol lacks {', '.join(missing)}")
+    rows = protocol.filter(pl.col("trace") == trace)
+    if rows.height == 0:
+        raise ConfigurationError(f"tuned configuration: the protocol has no row for {trace!r}")
+    best = rows.with_row_index("__order").sort("train_ratio_of_means", "__order").row(0, named=True)
+    return {name: best[name] for name in columns if name != "trace"}

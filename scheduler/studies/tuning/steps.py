@@ -22,6 +22,7 @@ __all__ = [
     "TRACE_FIGURES",
     "bootstrap_batch",
     "collect_weekly",
+    "draw_week",
     "simulate_batch",
     "simulate_whole_log",
     "study_figure",
@@ -351,34 +352,20 @@ def simulate_whole_log(
     """Simulate EASY(primary, backfill, Θ) on a whole filtered log; write its one-row figures
     (:data:`~scheduler.studies.tuning.whole_log.WHOLE_LOG_RUN_COLUMNS`).
 
-    The run is :func:`scheduler.simulate` without a predictor (its plain-EASY path,
-    :func:`~scheduler.sim.engine.simulate_easy`) on the filtered jobs and machine size, with the
-    study's reservation rule (``reservation="default"``, as every week of the study) and the
-    requested times as estimates; with ``backfill`` =
-    :data:`~scheduler.studies.common.config.CONSERVATIVE` it is
-    :func:`scheduler.simulate_conservative` under ``primary`` and Θ with the study's Slurm
-    settings ``slurm``, as the weeks (fair-share per user under one account).
+    The run is :func:`~scheduler.studies.tuning.whole_log.simulate_whole_log_case`: EASY with
+    the study's reservation rule and the requested times as estimates, or conservative
+    backfilling with the study's Slurm settings ``slurm`` when ``backfill`` is
+    :data:`~scheduler.studies.common.config.CONSERVATIVE`.
     """
     from scheduler.core.steps import table_machine_procs
-    from scheduler.sim.conservative import simulate_conservative
-    from scheduler.sim.engine import simulate_easy
-    from scheduler.studies.common.config import CONSERVATIVE
-    from scheduler.studies.common.slurm import SWF_ACCOUNT, conservative_kwargs
-    from scheduler.studies.tuning.whole_log import whole_log_run
+    from scheduler.studies.tuning.whole_log import simulate_whole_log_case, whole_log_run
 
     started = time.perf_counter()
-    jobs = read_table(filtered_path)
-    procs = table_machine_procs(filtered_path)
-    if backfill == CONSERVATIVE:
-        result = simulate_conservative(
-            jobs, primary, threshold_s, machine_procs=procs, swf_account=SWF_ACCOUNT,
-            **conservative_kwargs(slurm, primary),
-        )  # fmt: skip
-    else:
-        result = simulate_easy(
-            jobs, primary, backfill, threshold_s, machine_procs=procs, reservation="default",
-            threshold_backfill=threshold_backfill,
-        )
+    result = simulate_whole_log_case(
+        read_table(filtered_path), table_machine_procs(filtered_path), primary=primary,
+        backfill=backfill, threshold_s=threshold_s, threshold_backfill=threshold_backfill,
+        slurm=slurm,
+    )  # fmt: skip
     row = whole_log_run(
         result.summary, trace=trace, primary=primary, backfill=backfill,
         threshold=threshold, threshold_s=threshold_s,
@@ -422,3 +409,62 @@ def tabulate_whole_log(
     )
     write_markdown(title + markdown_table(shown), markdown_path, record)
     ctx.log(f"{table.height} whole-log runs on {table['trace'].n_unique()} logs")
+
+
+def _case_label(primary: str, backfill: str, threshold: str) -> str:
+    """A configuration as the week figure names it: ``EASY-SPF-SPF, Θ = 20h``."""
+    label = run_label(primary, backfill)
+    return label if threshold == "none" else f"{label}, Θ = {threshold}"
+
+
+@workflow_step
+def draw_week(
+    filtered_path: str,
+    protocol_path: str,
+    png_path: str,
+    pdf_path: str,
+    *,
+    trace: str,
+    baseline: Mapping[str, str],
+    baseline_threshold_s: float,
+    threshold_backfill: bool,
+    slurm: Mapping[str, Any] | None,
+    ctx: StepContext,
+) -> None:
+    """The representative week of the study (PNG and PDF): the baseline and the tuned
+    configuration (:func:`~scheduler.studies.tuning.stats.tuned_configuration`: the pair the
+    protocol learned with the lowest training ratio of means) simulated on the whole filtered
+    log of ``trace`` (:func:`~scheduler.studies.tuning.whole_log.simulate_whole_log_case`), drawn
+    stacked over the week where their mean bounded slowdowns differ most
+    (:func:`~scheduler.studies.common.gantt.week_figure`), runs coloured by whether they were
+    backfilled. ``baseline_threshold_s``: the baseline's Θ in seconds (``inf``: none);
+    ``slurm``: the study's Slurm settings, used by a conservative pair."""
+    from scheduler.core.steps import table_machine_procs
+    from scheduler.studies.common.gantt import week_figure
+    from scheduler.studies.tuning.stats import tuned_configuration
+    from scheduler.studies.tuning.whole_log import simulate_whole_log_case
+
+    started = time.perf_counter()
+    jobs = read_table(filtered_path)
+    procs = table_machine_procs(filtered_path)
+    base = Baseline(**baseline)
+    tuned = tuned_configuration(read_table(protocol_path), trace)
+    cases = [
+        (base.primary, base.backfill, base.threshold, baseline_threshold_s),
+        (tuned["primary"], tuned["backfill"], tuned["threshold"], tuned["threshold_s"]),
+    ]
+    panels = []
+    for primary, backfill, threshold, threshold_s in cases:
+        result = simulate_whole_log_case(
+            jobs, procs, primary=primary, backfill=backfill, threshold_s=threshold_s,
+            threshold_backfill=threshold_backfill, slurm=slurm,
+        )  # fmt: skip
+        label = _case_label(primary, backfill, threshold)
+        panels.append((f"{label}: mean bsld {result.summary.avg_bsld:.2f} over the log", result))
+    title = f"{trace}: the week of the largest difference in mean bounded slowdown"
+    record = ctx.record(tuned=_case_label(tuned["primary"], tuned["backfill"], tuned["threshold"]))
+    for path in (png_path, pdf_path):
+        window = week_figure(panels, path, colour_by="backfilled", title=title,
+                             provenance=flat_record(record))  # fmt: skip
+    ctx.log(f"{trace}: {panels[0][0]} against {panels[1][0]}, week [{window[0]:.0f}, "
+            f"{window[1]:.0f}) s drawn in {time.perf_counter() - started:.1f} s")  # fmt: skip

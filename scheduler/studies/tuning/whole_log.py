@@ -11,14 +11,24 @@ baseline pair simulated on the same log.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import polars as pl
 
 from scheduler.core.errors import ConfigurationError
 from scheduler.sim.metrics import RunSummary
+from scheduler.sim.results import RunResult
 from scheduler.studies.tuning.schema import WEEKLY_COLUMNS, Baseline
 
-__all__ = ["WHOLE_LOG_COLUMNS", "WHOLE_LOG_RUN_COLUMNS", "whole_log_run", "whole_log_table"]
+__all__ = [
+    "WHOLE_LOG_COLUMNS",
+    "WHOLE_LOG_RUN_COLUMNS",
+    "simulate_whole_log_case",
+    "whole_log_run",
+    "whole_log_table",
+]
 
 _SECONDS_PER_HOUR = 3600.0
 
@@ -46,6 +56,44 @@ WHOLE_LOG_COLUMNS: tuple[str, ...] = (
     "avg_bsld",
     "utilisation",
 )
+
+
+def simulate_whole_log_case(
+    jobs: pl.DataFrame,
+    machine_procs: int,
+    *,
+    primary: str,
+    backfill: str,
+    threshold_s: float,
+    threshold_backfill: bool,
+    slurm: Mapping[str, Any] | None,
+) -> RunResult:
+    """One (primary, backfill, Θ) of the study simulated on a whole filtered log.
+
+    :func:`~scheduler.sim.engine.simulate_easy` on the filtered jobs (SWF columns) and machine
+    size (``machine_procs``, processors), with the study's reservation rule
+    (``reservation="default"``, as every week of the study) and the requested times as
+    estimates, Θ = ``threshold_s`` seconds (``inf``: none) and ``threshold_backfill`` as
+    ``tuning.threshold_backfill``; with ``backfill`` =
+    :data:`~scheduler.studies.common.config.CONSERVATIVE` it is
+    :func:`~scheduler.sim.conservative.simulate_conservative` under ``primary`` and Θ with the
+    study's Slurm settings ``slurm`` (:mod:`scheduler.studies.common.slurm`), as the weeks
+    (fair-share per user under one account).
+    """
+    from scheduler.sim.conservative import simulate_conservative
+    from scheduler.sim.engine import simulate_easy
+    from scheduler.studies.common.config import CONSERVATIVE
+    from scheduler.studies.common.slurm import SWF_ACCOUNT, conservative_kwargs
+
+    if backfill == CONSERVATIVE:
+        return simulate_conservative(
+            jobs, primary, threshold_s, machine_procs=machine_procs, swf_account=SWF_ACCOUNT,
+            **conservative_kwargs(slurm, primary),
+        )  # fmt: skip
+    return simulate_easy(
+        jobs, primary, backfill, threshold_s, machine_procs=machine_procs, reservation="default",
+        threshold_backfill=threshold_backfill,
+    )  # fmt: skip
 
 
 def whole_log_run(

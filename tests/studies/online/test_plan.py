@@ -247,4 +247,7 @@ def test_choice_share_figures_are_planned_only_for_selectors_they_show(
     config["online"]["selectors"] = selectors
     plan = online_plan(config)
     assert len(plan.figure_names()) == figures
-    assert len([t for t in plan.targets() if t.endswith(".png")]) == figures * len(plan.trace_names)
+    per_trace = [t for t in plan.targets() if t.endswith(".png") and "/week." not in t]
+    assert len(per_trace) == figures * len(plan.trace_names)
+    # and the representative week of the first trace
+    assert "results/online/figures/week.png" in plan.targets()
