@@ -32,6 +32,7 @@ from scheduler.core.atomic import atomic_path
 from scheduler.core.errors import ConfigurationError
 
 __all__ = [
+    "DRAWING_LOCK",
     "KNOWN_POLICY_COLOURS",
     "KNOWN_POLICY_SHAPES",
     "SECONDS_PER_HOUR",
@@ -57,8 +58,10 @@ __all__ = [
 ]
 
 
-#: Held while a figure is drawn and saved (see :func:`save_figure`).
-_DRAWING = threading.Lock()
+#: Held while a figure is drawn and saved (see :func:`save_figure`); reentrant, so that a
+#: caller that builds a matplotlib figure under it (``gantt.draw_gantt``) can save it with
+#: :func:`save_matplotlib`, which takes it too.
+DRAWING_LOCK = threading.RLock()
 
 
 SECONDS_PER_HOUR = 3600.0
@@ -319,7 +322,7 @@ def save_figure(
     # One figure at a time per process: matplotlib's rcParams (set by each plot's theme for the
     # duration of its drawing) and pyplot's figure list are global, and Snakemake's thread mode
     # runs figure jobs in parallel threads of one process.
-    with _DRAWING:
+    with DRAWING_LOCK:
         figures_before = set(plt.get_fignums())
         try:
             # Nested: both temporary files exist until both are written, then both are renamed.
@@ -366,5 +369,5 @@ def save_matplotlib(
     file_format = Path(path).suffix.lower().lstrip(".")
     if file_format not in ("png", "pdf"):
         raise ConfigurationError(f"{path}: a figure is saved as .png or .pdf")
-    with atomic_path(path) as tmp:
+    with DRAWING_LOCK, atomic_path(path) as tmp:
         figure.savefig(tmp, format=file_format, metadata=_metadata(file_format, provenance))

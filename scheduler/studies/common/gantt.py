@@ -24,6 +24,7 @@ has pixel rows and there are at most :data:`MAX_RECTANGLES` intervals, else the 
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -247,9 +248,9 @@ def gantt_figure(
     Returns
     -------
     matplotlib.figure.Figure
-        Not attached to pyplot (no global state); axes are titled with the panel labels. Time
-        is in hours since the window's start up to two days, else in days since the log's
-        start (time 0).
+        Not attached to pyplot (no global state); axes are titled with the panel labels, the
+        title wrapped to the width. Time is in hours since the window's start up to two days,
+        else in days since the trace's time 0 (the log's start; a long trace's own start).
     """
     from matplotlib.figure import Figure
 
@@ -310,16 +311,15 @@ def gantt_figure(
         use_ax.set_ylabel("util.\n%", fontsize=8)
         use_ax.set_ylim(0, 105)
     axes[-1].set_xlim((w0 - origin) / unit_s, (w1 - origin) / unit_s)
-    axes[-1].set_xlabel(
-        f"time (hours since {w0:.0f} s)" if unit == "hours" else "time (days since the log's start)"
-    )
+    days = "time (days since the trace's time 0)"
+    axes[-1].set_xlabel(f"time (hours since {w0:.0f} s)" if unit == "hours" else days)
     from matplotlib.patches import Patch
 
     handles = [Patch(facecolor=colours[level], label=level) for level in levels]
     figure.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 5),
                   fontsize=8, frameon=False)  # fmt: skip
     if title:
-        figure.suptitle(title, fontsize=11)
+        figure.suptitle(textwrap.fill(title, width=int(width_in * 11)), fontsize=11)
     return figure
 
 
@@ -495,15 +495,18 @@ def draw_gantt(
         A suffix is neither ``.png`` nor ``.pdf`` (checked before drawing); or as
         :func:`gantt_figure`.
     """
-    from scheduler.studies.common.figures import save_matplotlib
+    from scheduler.studies.common.figures import DRAWING_LOCK, save_matplotlib
 
     targets = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     for path in targets:
         if Path(path).suffix.lower() not in (".png", ".pdf"):
             raise ConfigurationError(f"{path}: a figure is saved as .png or .pdf")
-    figure = gantt_figure(panels, window, **options)  # type: ignore[arg-type]
-    for path in targets:
-        save_matplotlib(figure, path, provenance=provenance)
+    # under the lock of the studies' figures: a figure takes matplotlib's global rcParams when
+    # it is built, which a plotnine theme drawing in another thread changes for a while
+    with DRAWING_LOCK:
+        figure = gantt_figure(panels, window, **options)  # type: ignore[arg-type]
+        for path in targets:
+            save_matplotlib(figure, path, provenance=provenance)
 
 
 #: The length of a representative week, seconds.
@@ -566,7 +569,8 @@ def week_figure(
         is the baseline.
     paths
         The figure file(s) (``.png`` and/or ``.pdf``), each written atomically with
-        ``provenance``; the schedules are built once for all of them.
+        ``provenance`` and the window drawn (key ``window_s``: ``"start,end"``, seconds); the
+        figure is drawn once for all of them.
     window
         The time drawn (``(start_s, end_s)``), when the study chooses it itself; default the
         representative week of ``length_s`` seconds.
@@ -588,5 +592,6 @@ def week_figure(
             length_s=length_s,
         )
     schedules = [Panel(label, schedule_of(result)) for label, result in panels]  # type: ignore[arg-type]
-    draw_gantt(schedules, paths, window, colour_by=colour_by, title=title, provenance=provenance)
+    record = {**(provenance or {}), "window_s": f"{window[0]:.17g},{window[1]:.17g}"}
+    draw_gantt(schedules, paths, window, colour_by=colour_by, title=title, provenance=record)
     return window

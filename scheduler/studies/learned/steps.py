@@ -457,8 +457,7 @@ def draw_week(
                        "the workload", result))  # fmt: skip
     title = f"{workload}: the week of the largest difference in mean bounded slowdown"
     record = flat_record(ctx.record(resolved_machine_procs=procs))
-    for path in (png_path, pdf_path):
-        window = week_figure(panels, path, colour_by="backfilled", title=title,
-                             provenance=record)  # fmt: skip
+    window = week_figure(panels, (png_path, pdf_path), colour_by="backfilled", title=title,
+                         provenance=record)  # fmt: skip
     ctx.log(f"{workload}: {panels[0][0]} against {panels[1][0]}, week [{window[0]:.0f}, "
             f"{window[1]:.0f}) s drawn in {time.perf_counter() - started:.1f} s")  # fmt: skip

@@ -469,9 +469,8 @@ def draw_week(
                        result))  # fmt: skip
     title = f"{trace}, replica {replica}: the week of the largest difference in mean bsld"
     record = flat_record(ctx.record(strategy=best[0], period=best[1]))
-    for path in (png_path, pdf_path):
-        window = week_figure(panels, path, colour_by="backfilled", title=title,
-                             provenance=record)  # fmt: skip
+    window = week_figure(panels, (png_path, pdf_path), colour_by="backfilled", title=title,
+                         provenance=record)  # fmt: skip
     ctx.log(f"{trace} replica {replica}: {panels[0][0]} against {panels[1][0]}, week "
             f"[{window[0]:.0f}, {window[1]:.0f}) s drawn in "
             f"{time.perf_counter() - started:.1f} s")  # fmt: skip

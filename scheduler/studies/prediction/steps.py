@@ -347,8 +347,7 @@ def draw_week(
         panels.append((f"{name}: AVEbsld {result.summary.avg_bsld:.2f} over the log", result))
     title = f"{trace}: the week of the largest difference in mean bounded slowdown"
     record = flat_record(ctx.record(triple=triple.label))
-    for path in (png_path, pdf_path):
-        window = week_figure(panels, path, colour_by="prediction", title=title,
-                             provenance=record)  # fmt: skip
+    window = week_figure(panels, (png_path, pdf_path), colour_by="prediction", title=title,
+                         provenance=record)  # fmt: skip
     ctx.log(f"{trace}: {panels[0][0]} against {panels[1][0]}, week [{window[0]:.0f}, "
             f"{window[1]:.0f}) s drawn in {time.perf_counter() - started:.1f} s")  # fmt: skip

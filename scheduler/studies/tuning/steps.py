@@ -463,8 +463,7 @@ def draw_week(
         panels.append((f"{label}: mean bsld {result.summary.avg_bsld:.2f} over the log", result))
     title = f"{trace}: the week of the largest difference in mean bounded slowdown"
     record = ctx.record(tuned=_case_label(tuned["primary"], tuned["backfill"], tuned["threshold"]))
-    for path in (png_path, pdf_path):
-        window = week_figure(panels, path, colour_by="backfilled", title=title,
-                             provenance=flat_record(record))  # fmt: skip
+    window = week_figure(panels, (png_path, pdf_path), colour_by="backfilled", title=title,
+                         provenance=flat_record(record))  # fmt: skip
     ctx.log(f"{trace}: {panels[0][0]} against {panels[1][0]}, week [{window[0]:.0f}, "
             f"{window[1]:.0f}) s drawn in {time.perf_counter() - started:.1f} s")  # fmt: skip
