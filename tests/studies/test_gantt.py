@@ -219,3 +219,25 @@ def test_draw_gantt_writes_each_path_from_one_drawing(five_jobs, tmp_path):
     with pytest.raises(ConfigurationError, match=r"\.png or \.pdf"):
         draw_gantt(schedule_of(five_jobs), (tmp_path / "x.png", tmp_path / "x.svg"), (0, 6 * H))
     assert not (tmp_path / "x.png").exists()
+
+
+def test_redirection_pools_are_banded_and_named(job_table):
+    """Killed runs on the main pool (processors 0-1) and restarts on the dedicated one (2-3),
+    a line between the pools and each pool's name beside its band."""
+    from scheduler.sim.redirection import simulate_redirect
+
+    table = job_table(*[
+        {"job_id": j, "submit_s": s, "run_s": r, "alloc_procs": 2, "req_procs": 2, "req_time_s": r}
+        for j, s, r in ((1, 0, 30), (2, 1, 20), (3, 5, 5))
+    ])  # fmt: skip
+    schedule = schedule_of(simulate_redirect(table, machine_procs=4, alpha=0.5, theta=0))
+    figure = gantt_figure(schedule, (0, 60), mode="rectangles")
+    ax = figure.axes[0]
+    killed, main, dedicated = "#e69f00", "#0072b2", "#009e73"
+    runs = [(0, 1, 0, 2, killed), (1, 5, 0, 2, killed), (1, 31, 2, 4, dedicated),
+            (5, 10, 0, 2, main), (31, 51, 2, 4, dedicated)]  # seconds; the axis is in hours
+    assert rectangles(ax) == [
+        (pytest.approx(a / H), pytest.approx(b / H), lo, hi, c) for a, b, lo, hi, c in runs
+    ]
+    assert [t.get_text() for t in ax.texts] == ["main", "dedicated"]
+    assert [line.get_ydata()[0] for line in ax.lines] == [2]

@@ -300,8 +300,15 @@ def gantt_figure(
              (pixel_rows, pixel_cols))  # fmt: skip
         gantt_ax.set_ylim(0, panel.schedule.total_procs)
         gantt_ax.set_ylabel("processor")
-        for offset in np.cumsum([size for _, size in panel.schedule.pools])[:-1]:
+        pools = panel.schedule.pools
+        edges = np.concatenate(([0], np.cumsum([size for _, size in pools])))
+        for offset in edges[1:-1]:
             gantt_ax.axhline(offset, color="black", linewidth=0.8)
+        if len(pools) > 1:  # each pool's name beside its band
+            beside = gantt_ax.get_yaxis_transform()
+            for (name, _), low, high in zip(pools, edges[:-1], edges[1:], strict=True):
+                gantt_ax.text(1.005, (low + high) / 2, name, rotation=90, va="center",
+                              ha="left", fontsize=7, transform=beside)  # fmt: skip
         gantt_ax.set_title(panel.label, loc="left", fontsize=10)
         full = panels[k].schedule
         _draw_steps(queue_ax, full.queue_length(), "waiting", (w0, w1), origin, unit_s, 1.0)
