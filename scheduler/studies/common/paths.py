@@ -73,6 +73,24 @@ class StudyFiles:
     def benchmark(self, name: str) -> str:
         return f"benchmarks/{self.study}/{name}.tsv"
 
+    def week_outputs(
+        self,
+        *,
+        caption: str = "week.rst",
+        label: str = "representative week",
+        subcategory: str | None = None,
+    ) -> dict[str, str | Reported]:
+        """The outputs of a study's representative-week Gantt chart
+        (:func:`scheduler.studies.common.gantt.week_figure`): ``figures/week.png`` in the
+        report (with ``caption``, the label ``figure: <label>`` and ``subcategory``) and
+        ``figures/week.pdf``."""
+        return {
+            "png_path": Reported(
+                self.figure("week", "png"), caption, {"figure": label}, subcategory
+            ),
+            "pdf_path": self.figure("week", "pdf"),
+        }
+
 
 @dataclass(frozen=True)
 class Reported:

@@ -252,13 +252,7 @@ class LearnedPlan:
 
     def week_outputs(self) -> dict[str, str | Reported]:
         """The outputs of ``draw_week``: the representative week (PNG in the report, PDF)."""
-        return {
-            "png_path": Reported(
-                self.files.figure("week", "png"), "week.rst",
-                {"figure": "representative week"},
-            ),
-            "pdf_path": self.files.figure("week", "pdf"),
-        }  # fmt: skip
+        return self.files.week_outputs()
 
     def targets(self) -> list[str]:
         files = (

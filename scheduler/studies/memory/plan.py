@@ -294,11 +294,7 @@ class MemoryPlan:
 
     def week_outputs(self) -> dict[str, str | Reported]:
         """The outputs of ``memory_week``: the representative week's Gantt chart."""
-        return {
-            "png_path": Reported(self.files.figure("week", "png"), "week.rst",
-                                 {"figure": "a week"}),
-            "pdf_path": self.files.figure("week", "pdf"),
-        }  # fmt: skip
+        return self.files.week_outputs()
 
     def targets(self) -> list[str]:
         tables = output_paths(self.tables_outputs())

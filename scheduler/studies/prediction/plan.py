@@ -241,13 +241,7 @@ class PredictionPlan:
 
     def week_outputs(self) -> dict[str, str | Reported]:
         """The outputs of ``draw_week``: the representative week (PNG in the report, PDF)."""
-        return {
-            "png_path": Reported(
-                self.files.figure("week", "png"), "week.rst",
-                {"figure": "representative week"}, self.week_trace,
-            ),
-            "pdf_path": self.files.figure("week", "pdf"),
-        }  # fmt: skip
+        return self.files.week_outputs(subcategory=self.week_trace)
 
     def targets(self) -> list[str]:
         from scheduler.studies.prediction.steps import STUDY_FIGURES, TRACE_FIGURES

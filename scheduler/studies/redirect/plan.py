@@ -177,11 +177,7 @@ class RedirectPlan:
 
     def week_outputs(self) -> dict[str, str | Reported]:
         """The outputs of ``redirect_week``: the representative week's Gantt chart."""
-        return {
-            "png_path": Reported(self.files.figure("week", "png"), "week.rst",
-                                 {"figure": "a week"}, self.week_trace),
-            "pdf_path": self.files.figure("week", "pdf"),
-        }  # fmt: skip
+        return self.files.week_outputs(subcategory=self.week_trace)
 
     def targets(self) -> list[str]:
         from scheduler.studies.redirect.steps import FIGURES

@@ -132,11 +132,7 @@ class RlPlan:
 
     def week_outputs(self) -> dict[str, str | Reported]:
         """The outputs of ``rl_week``: the representative sequence's Gantt chart."""
-        return {
-            "png_path": Reported(self.files.figure("week", "png"), "week.rst",
-                                 {"figure": "the sequence that differs most"}),
-            "pdf_path": self.files.figure("week", "pdf"),
-        }  # fmt: skip
+        return self.files.week_outputs(label="representative sequence")
 
     def targets(self) -> list[str]:
         figures = [self.files.figure(name, ext) for name in self.figure_names()

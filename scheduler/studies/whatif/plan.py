@@ -184,11 +184,7 @@ class WhatifPlan:
 
     def week_outputs(self) -> dict[str, str | Reported]:
         """The outputs of ``week_gantt``: the representative week's Gantt chart."""
-        return {
-            "png_path": Reported(self.files.figure("week", "png"), "representative_week.rst",
-                                 {"figure": "the week that differs most"}, "Summary"),
-            "pdf_path": self.files.figure("week", "pdf"),
-        }  # fmt: skip
+        return self.files.week_outputs(caption="representative_week.rst", subcategory="Summary")
 
     def targets(self) -> list[str]:
         paths = output_paths(self.table_outputs()) + output_paths(self.summary_figure_outputs())
