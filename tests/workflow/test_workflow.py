@@ -347,6 +347,10 @@ def test_report_contains_every_figure_and_table(study: Path, tmp_path: Path) -> 
              "comparison.csv")  # fmt: skip
     for name in names:
         assert name in html
+    # every study of the tiny config has its representative week's Gantt chart in the report
+    studies = yaml.safe_load((project / "tiny.yaml").read_text())["studies"]
+    weeks = set(re.findall(r'"results/(\w+)/figures/week\.png"', html))
+    assert weeks == set(studies) and len(studies) == 8
     # the report opens in a real browser: the what-if study's category and its page per
     # alternative are in the rendered menu, and the screenshot is a drawn page, not a blank one
     from support.browser import rendered_dom, screenshot
