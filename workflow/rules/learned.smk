@@ -186,6 +186,7 @@ rule learned_week_figure:
         LEARNED.files.log("figures/week"),
     benchmark:
         LEARNED.files.benchmark("figures/week")
+    localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:

@@ -136,6 +136,7 @@ rule online_week_figure:
         ONLINE.files.log("figures/week"),
     benchmark:
         ONLINE.files.benchmark("figures/week")
+    localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:

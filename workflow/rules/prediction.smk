@@ -127,6 +127,7 @@ rule prediction_week_figure:
         PREDICTION.files.log("figures/week"),
     benchmark:
         PREDICTION.files.benchmark("figures/week")
+    localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:

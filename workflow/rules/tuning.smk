@@ -263,6 +263,7 @@ rule tuning_week_figure:
         TUNING.files.log("figures/week"),
     benchmark:
         TUNING.files.benchmark("figures/week")
+    localrule: True
     conda:
         "../envs/schedlab.yaml"
     params:
