@@ -286,6 +286,10 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
     n_running = 0
 
     queue = np.empty(2 * n + 16, dtype=np.int64)  # compacted when full: at most n are live
+    half = 1
+    while half < queue.shape[0]:
+        half *= 2
+    seg = np.full((k, 2 * half), _NO_JOB, dtype=np.int64)  # a width tree per bin of ``cls``
     qhead = 0
     qtail = 0
     qlive = 0
@@ -328,7 +332,7 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
                        rf[rr, RF_Z], w, rx[rr], eta, a, big, b, unit)  # fmt: skip
             finished_runs += 1
             if failed:
-                qhead, qtail = _enqueue(j, queue, qhead, qtail, qhist, qmin, cls, procs)
+                qhead, qtail = _enqueue(j, queue, qhead, qtail, qhist, qmin, cls, procs, seg)
                 qlive += 1
             else:
                 successes += 1
@@ -337,7 +341,7 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
             p = successes / finished_runs
         # 2. submissions now
         while nxt < n and submit[nxt] == now:
-            qhead, qtail = _enqueue(nxt, queue, qhead, qtail, qhist, qmin, cls, procs)
+            qhead, qtail = _enqueue(nxt, queue, qhead, qtail, qhist, qmin, cls, procs, seg)
             qlive += 1
             nxt += 1
         # 3. one pass (at most ``qlive`` runs start: make room for them first)
@@ -359,6 +363,7 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
                 blocked = j
                 head_alloc = alloc
                 break
+            _seg_set(seg[cls[j]], qhead, _NO_JOB)
             qhead += 1
             qlive -= 1
             qhist[cls[j], procs[j]] -= 1
@@ -405,39 +410,39 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
         qmin[cls[blocked]] = min(qmin[cls[blocked]], qh)
         if nothing:
             continue
-        # the head's reservation with its allocation, then backfilling in queue order
-        count = 0
-        for c in range(k):
-            if class_mem[c] >= head_alloc:
-                count += free[c]
-        for i in range(n_running):
-            rr = running[i]
-            walk_e[i] = run_e[rr]
-            walk_id[i] = ri[rr, RI_JOB]
-        order = np.argsort(walk_id[:n_running])  # ties of the walk by job number
-        order = order[np.argsort(walk_e[:n_running][order], kind="mergesort")]
+        # backfilling in queue order; the head's reservation (with its allocation) is computed
+        # when the first candidate fits: before it nothing starts, so the state is the pass's
+        have_shadow = False
         shadow = np.inf
         extra = 0
-        for i in order:
-            rr = running[i]
-            for c in range(k):
-                if class_mem[c] >= head_alloc:
-                    count += ri[rr, RI_COLS + c]
-            if count >= qh:
-                shadow = walk_e[i]
-                extra = count - qh
-                break
         pos = qhead
-        while pos < qtail and nodes_free > 0:
+        while nodes_free > 0:
+            # the next job, in queue order, no wider than the free nodes of the classes its bin
+            # can use (the width trees; without estimation exactly the jobs that fit)
+            nearest = -1
+            above = 0
+            for c in range(k - 1, -1, -1):
+                above += free[c]
+                if above > 0:
+                    found = _seg_next(seg[c], pos, above)
+                    if found >= 0 and (nearest < 0 or found < nearest):
+                        nearest = found
+            if nearest < 0 or nearest >= qtail:
+                break
+            pos = nearest
             j = queue[pos]
             pos += 1
-            if j < 0 or j == blocked or procs[j] > nodes_free:
+            if j == blocked:
                 continue
             alloc, estimate, z, forced = _decide(
                 j, qlive, estimator, procs, req, free, class_nodes, class_mem, failures,
                 max_failures, group, seen, w, p, a, b, tau, rng, x, moments)  # fmt: skip
             if not _fits(procs[j], alloc, free, class_mem):
                 continue
+            if not have_shadow:
+                shadow, extra = _reservation(qh, head_alloc, free, class_mem, running, n_running,
+                                             run_e, ri, walk_e, walk_id)  # fmt: skip
+                have_shadow = True
             _best_fit(procs[j], alloc, free, class_mem, take)
             eligible = 0
             for c in range(k):
@@ -448,6 +453,7 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
                     continue
                 extra -= eligible
             queue[pos - 1] = -1
+            _seg_set(seg[cls[j]], pos - 1, _NO_JOB)
             qlive -= 1
             qhist[cls[j], procs[j]] -= 1
             nodes_free -= procs[j]
@@ -462,15 +468,102 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
 
 
 @jit
-def _enqueue(j, queue, qhead, qtail, qhist, qmin, cls, procs):
-    """Append job ``j`` to the queue's tail (compacting a full buffer first) and count it in
-    its width bin; returns the new (head, tail)."""
+def _reservation(qh, head_alloc, free, class_mem, running, n_running, run_e, ri, walk_e,
+                 walk_id):  # fmt: skip
+    """The blocked head's reservation: ``(shadow, extra)``, the expected end (s) of the running
+    run after which ``qh`` nodes of the classes that hold ``head_alloc`` are free, walking the
+    runs by expected end then job number, and the nodes of those classes left over then
+    (``inf``, 0 when never)."""
+    k = free.shape[0]
+    count = 0
+    for c in range(k):
+        if class_mem[c] >= head_alloc:
+            count += free[c]
+    for i in range(n_running):
+        rr = running[i]
+        walk_e[i] = run_e[rr]
+        walk_id[i] = ri[rr, RI_JOB]
+    order = np.argsort(walk_id[:n_running])  # ties of the walk by job number
+    order = order[np.argsort(walk_e[:n_running][order], kind="mergesort")]
+    for i in order:
+        rr = running[i]
+        for c in range(k):
+            if class_mem[c] >= head_alloc:
+                count += ri[rr, RI_COLS + c]
+        if count >= qh:
+            return walk_e[i], count - qh
+    return np.inf, 0
+
+
+@jit
+def _enqueue(j, queue, qhead, qtail, qhist, qmin, cls, procs, seg):
+    """Append job ``j`` to the queue's tail (compacting a full buffer first, and rebuilding the
+    width tree then) and count it in its width bin and the tree; returns the new (head, tail)."""
     if qtail == queue.shape[0]:
         qhead, qtail = _compact(queue, qhead, qtail)
+        _seg_build(seg, queue, qtail, procs, cls)
     queue[qtail] = j
+    _seg_set(seg[cls[j]], qtail, procs[j])
     qhist[cls[j], procs[j]] += 1
     qmin[cls[j]] = min(qmin[cls[j]], procs[j])
     return qhead, qtail + 1
+
+
+# The width trees: per bin of ``cls`` (the queue histogram's bins), a segment tree over the
+# queue buffer's positions holding the smallest width (nodes) of that bin's live jobs below each
+# node (``_NO_JOB`` for none), so that the backfilling scan jumps to the next position whose job
+# is narrow enough for the free nodes of the classes it can use instead of walking every
+# position. Leaves are at ``seg[P + pos]``, ``P = seg.shape[0] // 2`` (a power of two).
+_NO_JOB = np.iinfo(np.int64).max
+
+
+@jit
+def _seg_set(seg, pos, value):
+    """Set the width at queue position ``pos`` (``_NO_JOB``: no live job there)."""
+    i = seg.shape[0] // 2 + pos
+    seg[i] = value
+    i >>= 1
+    while i >= 1:
+        seg[i] = min(seg[2 * i], seg[2 * i + 1])
+        i >>= 1
+
+
+@jit
+def _seg_build(seg, queue, qtail, procs, cls):
+    """Rebuild the trees (one per bin of ``cls``, the rows of ``seg``) from the buffer's
+    positions ``0 .. qtail-1`` (after a compaction)."""
+    half = seg.shape[1] // 2
+    seg[:, :] = _NO_JOB
+    for pos in range(qtail):
+        if queue[pos] >= 0:
+            seg[cls[queue[pos]], half + pos] = procs[queue[pos]]
+    for c in range(seg.shape[0]):
+        for i in range(half - 1, 0, -1):
+            seg[c, i] = min(seg[c, 2 * i], seg[c, 2 * i + 1])
+
+
+@jit
+def _seg_next(seg, lo, limit):
+    """The first queue position ``>= lo`` whose job is at most ``limit`` nodes wide, or -1."""
+    half = seg.shape[0] // 2
+    if lo >= half:
+        return -1
+    i = half + lo
+    if seg[i] <= limit:
+        return lo
+    while True:
+        while i & 1:  # a right child (or the root): up
+            if i == 1:
+                return -1
+            i >>= 1
+        i += 1  # the right sibling
+        if seg[i] <= limit:
+            break
+    while i < half:  # down to the leftmost leaf within the limit
+        i = 2 * i
+        if seg[i] > limit:
+            i += 1
+    return i - half
 
 
 @jit
