@@ -25,6 +25,7 @@ from scheduler.sim.memory import (
     MEMORY_FEEDBACKS,
     MEMORY_GRADIENTS,
     MEMORY_SCHEDULERS,
+    MemoryConfig,
 )
 from scheduler.studies.common.config import (
     NUMBER_LABEL_PATTERN,
@@ -61,6 +62,26 @@ class Variant:
     def random(self) -> bool:
         """Whether its runs depend on the seed (the baseline never fails, so draws nothing)."""
         return self.estimator != BASELINE
+
+    def config(
+        self,
+        *,
+        class_nodes: Sequence[int],
+        class_memory_mb: Sequence[float],
+        scheduler: str,
+        memory_limit: str,
+        max_failures: int,
+        seed: int,
+    ) -> MemoryConfig:
+        """The engine's configuration of this variant on a machine of ``class_nodes`` nodes
+        of ``class_memory_mb`` MB under ``scheduler``, with the study's settings."""
+        return MemoryConfig(
+            class_nodes=tuple(int(n) for n in class_nodes),
+            class_memory_mb=tuple(float(m) for m in class_memory_mb),
+            scheduler=scheduler, estimator=self.estimator, feedback=self.feedback,
+            gradient=self.gradient, memory_limit=memory_limit, max_failures=int(max_failures),
+            seed=int(seed),
+        )  # fmt: skip
 
 
 def parse_variant(text: object, key: str = "memory.estimators") -> Variant:

@@ -18,7 +18,7 @@ from scheduler.core.steps import (
     read_table,
     workflow_step,
 )
-from scheduler.sim.memory import MemoryConfig, memory_jobs, simulate_memory
+from scheduler.sim.memory import memory_jobs, simulate_memory
 from scheduler.studies.memory.plan import parse_variant
 from scheduler.studies.memory.published import published_table
 from scheduler.studies.memory.stats import (
@@ -131,12 +131,9 @@ def simulate_batch(
     for label in variants:
         variant = parse_variant(label)
         for seed in seeds if variant.random else list(seeds)[:1]:
-            config = MemoryConfig(
-                class_nodes=tuple(int(n) for n in class_nodes),
-                class_memory_mb=tuple(float(m) for m in class_memory_mb),
-                scheduler=scheduler, estimator=variant.estimator, feedback=variant.feedback,
-                gradient=variant.gradient,
-                memory_limit=memory_limit, max_failures=int(max_failures), seed=int(seed),
+            config = variant.config(
+                class_nodes=class_nodes, class_memory_mb=class_memory_mb, scheduler=scheduler,
+                memory_limit=memory_limit, max_failures=max_failures, seed=seed,
             )  # fmt: skip
             summary = simulate_memory(jobs, config).summary
             learner = variant.estimator == "perceptron"

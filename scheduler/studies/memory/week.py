@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from scheduler.core.errors import ConfigurationError
-from scheduler.sim.memory import MemoryConfig, MemoryResult, memory_jobs, simulate_memory
+from scheduler.sim.memory import MemoryResult, memory_jobs, simulate_memory
 from scheduler.studies.memory.plan import BASELINE, parse_variant
 from scheduler.traces.memory import scale_to_load
 
@@ -96,13 +96,9 @@ def week_runs(
     jobs = memory_jobs(scale_to_load(swf, int(sum(class_nodes)), load))
     results = []
     for label in (BASELINE, estimator):
-        variant = parse_variant(label)
-        config = MemoryConfig(
-            class_nodes=tuple(int(n) for n in class_nodes),
-            class_memory_mb=tuple(float(m) for m in class_memory_mb),
-            scheduler=scheduler, estimator=variant.estimator, feedback=variant.feedback,
-            gradient=variant.gradient, memory_limit=memory_limit,
-            max_failures=int(max_failures), seed=int(seed),
+        config = parse_variant(label).config(
+            class_nodes=class_nodes, class_memory_mb=class_memory_mb, scheduler=scheduler,
+            memory_limit=memory_limit, max_failures=max_failures, seed=seed,
         )  # fmt: skip
         results.append(simulate_memory(jobs, config))
     return results[0], results[1]
