@@ -17,6 +17,7 @@ pair too; the unit treated as independent is the source week.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -37,6 +38,7 @@ __all__ = [
     "BOOTSTRAP_COLUMNS",
     "WHOLE",
     "bootstrap_figures",
+    "conservative_options",
     "resampled_weeks",
     "simulate_log",
     "simulate_source_weeks",
@@ -101,21 +103,34 @@ def start_times(
 
         return simulate_arrays(*jobs, backfill=scheduler.backfill, **common)
     from scheduler.sim.conservative import simulate_conservative_arrays
-    from scheduler.sim.multifactor import JobAttributes, MultifactorPriority
+    from scheduler.sim.multifactor import JobAttributes
 
-    if scheduler.slurm is not None:
-        common.update(scheduler.slurm["limits"])
-        if scheduler.slurm["priority"] is not None:
-            n = submit_s.size
-            common["priority"] = MultifactorPriority(**scheduler.slurm["priority"])
-            common["attributes"] = JobAttributes(
-                user=np.asarray(user).astype(str).astype(object),
-                account=np.asarray(account, dtype=object),
-                partition=np.full(n, "-1", dtype=object),
-                qos=np.full(n, "normal", dtype=object),
-                eligible_s=np.asarray(submit_s, dtype=np.float64),
-            )
+    common.update(conservative_options(scheduler))
+    if "priority" in common:
+        n = submit_s.size
+        common["attributes"] = JobAttributes(
+            user=np.asarray(user).astype(str).astype(object),
+            account=np.asarray(account, dtype=object),
+            partition=np.full(n, "-1", dtype=object),
+            qos=np.full(n, "normal", dtype=object),
+            eligible_s=np.asarray(submit_s, dtype=np.float64),
+        )
     return simulate_conservative_arrays(*jobs, **common).start_s
+
+
+def conservative_options(scheduler: Scheduler) -> dict[str, Any]:
+    """The keyword arguments of conservative backfilling that a scheduler's Slurm settings
+    give: its limits and, for the multifactor priority, ``priority`` (a
+    :class:`~scheduler.sim.multifactor.MultifactorPriority`; the jobs' attributes are the
+    caller's); none without Slurm settings."""
+    if scheduler.slurm is None:
+        return {}
+    from scheduler.sim.multifactor import MultifactorPriority
+
+    options: dict[str, Any] = dict(scheduler.slurm["limits"])
+    if scheduler.slurm["priority"] is not None:
+        options["priority"] = MultifactorPriority(**scheduler.slurm["priority"])
+    return options
 
 
 def simulate_weeks(

@@ -11,7 +11,7 @@ import polars as pl
 
 from scheduler.sim.conservative import ConservativeResult, simulate_conservative
 from scheduler.sim.engine import SimulationResult, simulate_easy
-from scheduler.sim.multifactor import MultifactorPriority
+from scheduler.studies.whatif.runs import conservative_options
 from scheduler.studies.whatif.schedulers import Scheduler
 from scheduler.traces.site import ACCOUNT_COLUMN
 
@@ -34,16 +34,13 @@ def scheduler_result(
     if scheduler.backfilling == "easy":
         return simulate_easy(jobs, scheduler.primary, scheduler.backfill, threshold,
                              machine_procs=machine_procs)  # fmt: skip
-    options: dict = {}
+    options = conservative_options(scheduler)
     table = jobs
-    if scheduler.slurm is not None:
-        options.update(scheduler.slurm["limits"])
-        if scheduler.slurm["priority"] is not None:
-            options["priority"] = MultifactorPriority(**scheduler.slurm["priority"])
-            # the account by name (the shares are by name), one partition for all
-            table = jobs.with_columns(
-                pl.col(ACCOUNT_COLUMN).cast(pl.String).alias("group_id"),
-                pl.lit(-1, pl.Int64).alias("partition_id"),
-            )
+    if "priority" in options:
+        # the account by name (the shares are by name), one partition for all
+        table = jobs.with_columns(
+            pl.col(ACCOUNT_COLUMN).cast(pl.String).alias("group_id"),
+            pl.lit(-1, pl.Int64).alias("partition_id"),
+        )
     return simulate_conservative(table, scheduler.primary, threshold,
                                  machine_procs=machine_procs, **options)  # fmt: skip
