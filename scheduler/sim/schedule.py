@@ -71,11 +71,8 @@ class Schedule:
         a = self.assignment
         counts = a.pieces[keep]
         first = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-        index = (
-            np.concatenate([np.arange(a.first[i], a.first[i + 1]) for i in keep])
-            if keep.size
-            else np.zeros(0, dtype=np.int64)
-        )
+        # the kept runs' intervals, run after run: each run's own offset plus a running count
+        index = np.repeat(a.first[keep] - first[:-1], counts) + np.arange(first[-1])
         return Schedule(
             runs=self.runs[keep],
             pools=self.pools,
