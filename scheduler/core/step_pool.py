@@ -39,6 +39,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from scheduler.core.errors import SchedlabError
+from scheduler.core.steps import mark_dedicated_process
 
 __all__ = ["SetupCall", "StepPool", "WorkerError"]
 
@@ -67,6 +68,7 @@ def _exit_with_parent(parent: int) -> None:
 
 def _run_setup(parent: int, setup: Sequence[SetupCall]) -> None:
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+    mark_dedicated_process()
     for function, args in setup:
         function(*args)
 

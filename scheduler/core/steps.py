@@ -11,7 +11,12 @@ decorated with :func:`workflow_step`, which
 - writes any failure to the log and turns bad input and a failing environment into one
   :class:`StepError` with its real cause (a full disk hidden behind a library's own error is
   named as the full disk, with the output), whose message ends with the log's path; a bug
-  propagates as itself, its traceback in the log.
+  propagates as itself, its traceback in the log,
+- times the step and ends the log of a step that succeeded with one :data:`TIMING_PREFIX` line
+  (wall and CPU seconds, peak memory: :class:`StepTiming`), which ``scheduler timings`` sums.
+  Snakemake's ``benchmark:`` directive is not used: in the local profile's thread mode it
+  measured the Snakemake process and every worker, not the step, and sampling them cost the
+  Snakemake process about 28 ms of CPU per job (docs/benchmarks.md).
 
 A step's parameters are its files (names ending in ``_path`` or ``_paths``: inputs and outputs,
 left out of the record) and its settings (everything else: recorded). Each is spelled once in the
@@ -45,9 +50,12 @@ from scheduler.core.provenance import provenance, verify_parquet
 
 __all__ = [
     "MACHINE_PROCS_KEY",
+    "TIMING_PREFIX",
     "StepContext",
     "StepError",
+    "StepTiming",
     "flat_record",
+    "mark_dedicated_process",
     "optional_path",
     "procs_metadata",
     "read_table",
@@ -210,6 +218,104 @@ def procs_metadata(machine_procs: int) -> dict[str, str]:
     return {MACHINE_PROCS_KEY: str(int(machine_procs))}
 
 
+#: What starts the last line of the log of a step that succeeded (:meth:`StepTiming.line`).
+TIMING_PREFIX = "timing:"
+
+#: Whether this process runs one step at a time and nothing else (a worker of the step pool):
+#: then a step's CPU time is the process's and its peak memory can be measured.
+_DEDICATED = False
+
+
+def mark_dedicated_process() -> None:
+    """Declare this process one that runs one step at a time and nothing else (the step pool's
+    workers call it at their start): steps then report the process's CPU time, their child
+    threads' included, and its peak resident memory during the step."""
+    global _DEDICATED
+    _DEDICATED = True
+
+
+def _reset_peak_rss() -> bool:
+    """Reset this process's peak resident set size (Linux's ``VmHWM``, through
+    ``/proc/self/clear_refs``); False where that cannot be done."""
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _peak_rss_mb() -> float | None:
+    """This process's peak resident set size since its last reset (MB = 2**20 bytes)."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+@dataclass(frozen=True)
+class StepTiming:
+    """How long a step took and how much memory it held.
+
+    Attributes
+    ----------
+    wall_s
+        Wall-clock seconds from the step's start to its end (its outputs written).
+    cpu_s
+        CPU seconds (user + system): the process's in a dedicated process (a step pool worker,
+        threads the step starts included), else the calling thread's (the step's own work,
+        its compiled kernels included; threads it starts are not counted).
+    max_rss_mb
+        Peak resident memory of the dedicated process during the step (MB); None in a shared
+        process, where it cannot be told apart from the other jobs'.
+    """
+
+    wall_s: float
+    cpu_s: float
+    max_rss_mb: float | None
+
+    def line(self) -> str:
+        """The log line (``timing: wall_s=… cpu_s=… max_rss_mb=…``, ``NA`` for no memory)."""
+        rss = "NA" if self.max_rss_mb is None else f"{self.max_rss_mb:.1f}"
+        return f"{TIMING_PREFIX} wall_s={self.wall_s:.4f} cpu_s={self.cpu_s:.4f} max_rss_mb={rss}"
+
+    @classmethod
+    def parse(cls, line: str) -> StepTiming:
+        """The timing of a log line as :meth:`line` writes it (after the log's time stamp).
+
+        Raises
+        ------
+        ValueError
+            The line is not a timing line.
+        """
+        _, found, fields = line.partition(f" {TIMING_PREFIX} ")
+        if not found:
+            raise ValueError(f"not a step timing line: {line!r}")
+        values = dict(field.split("=", 1) for field in fields.split())
+        rss = values["max_rss_mb"]
+        return cls(
+            float(values["wall_s"]), float(values["cpu_s"]), None if rss == "NA" else float(rss)
+        )
+
+
+@contextlib.contextmanager
+def _timed(log: Log) -> Iterator[None]:
+    """Time the block; when it succeeds, log its :class:`StepTiming` line."""
+    dedicated = _DEDICATED
+    clock = time.process_time if dedicated else time.thread_time
+    memory = dedicated and _reset_peak_rss()
+    wall, cpu = time.perf_counter(), clock()
+    yield
+    timing = StepTiming(
+        time.perf_counter() - wall, clock() - cpu, _peak_rss_mb() if memory else None
+    )
+    log(timing.line())
+
+
 #: The suffixes of a step's file parameters (left out of the provenance record).
 FILE_SUFFIXES = ("_path", "_paths")
 #: The keyword every step takes for its log file (None: no log).
@@ -279,7 +385,7 @@ def workflow_step(function: Callable[..., R]) -> Callable[..., R]:
         arguments = dict(bound.arguments)
         log_path = arguments.pop(LOG_PARAMETER)
         settings = {key: value for key, value in arguments.items() if not is_file_parameter(key)}
-        with rule_log(log_path, step=name) as log:
+        with rule_log(log_path, step=name) as log, _timed(log):
             context = StepContext(name, log, settings)
             call = public.bind(*args, **{k: v for k, v in kwargs.items() if k != LOG_PARAMETER})
             return function(*call.args, **call.kwargs, **{CONTEXT_PARAMETER: context})

@@ -4,9 +4,10 @@ process imports them by name (tests/ is on sys.path, which spawned workers inher
 from __future__ import annotations
 
 import os
+import time
 
 from scheduler.core.errors import TraceFormatError
-from scheduler.core.steps import StepError
+from scheduler.core.steps import StepContext, StepError, workflow_step
 
 #: Set by :func:`remember` in a worker's setup.
 REMEMBERED: list[str] = []
@@ -40,3 +41,15 @@ def fail_with_trace_error(path: str) -> None:
 
 def die() -> None:
     os._exit(3)
+
+
+@workflow_step
+def busy_step(seconds: float, *, ctx: StepContext) -> int:
+    """A workflow step that burns about ``seconds`` of CPU in its thread and holds 64 MB (for
+    the timing line tests/cli/test_timings.py reads)."""
+    block = bytearray(64 * 2**20)
+    block[:: 4096] = b"x" * len(range(0, len(block), 4096))  # touch every page
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+    return len(block)

@@ -141,8 +141,8 @@ def test_figures_are_real_images(study: Path) -> None:
 def test_logs_and_benchmarks_are_written(study: Path) -> None:
     log = (study / "logs/tuning/KTH-slice/sims/test/SPF/SPF/batch0.log").read_text()
     assert re.search(r"EASY-SPF-SPF Θ in \['(20h|none)', '(20h|none)'\]: 2 weeks", log)
-    benchmark = study / "benchmarks/tuning/KTH-slice/sims/test/SPF/SPF/batch0.tsv"
-    assert benchmark.read_text().startswith("s\th:m:s")
+    assert re.search(r"timing: wall_s=[0-9.]+ cpu_s=[0-9.]+ max_rss_mb=[0-9.]+\n$", log)
+    assert not (study / "benchmarks").exists()
     fetched = json.loads((study / "resources/traces/KTH-slice.fetch.json").read_text())
     assert fetched["origin"] == "mirror" and fetched["source_path"].endswith("KTH-slice.swf.gz")
     assert fetched["provenance"]["step"] == "traces.steps.download_trace"
@@ -200,8 +200,9 @@ def test_changing_the_online_backfill_order_reruns_the_online_simulations(
     reruns them (and the tables and figures after them), not the long traces."""
     project = copy_with(study, tmp_path, "online", threshold_backfill=False)
     jobs = planned_jobs(project)
-    # 2 replicas x 2 periods (full, noisy); 2 replicas x (3 fixed + 2 periods x 7 selectors)
-    assert jobs["period_costs"] == 2 * 2 and jobs["online_run"] == 2 * (3 + 2 * 7)
+    # 2 replicas x 2 periods (full, noisy); one batch of the 2 replicas x (3 fixed + 2 periods
+    # x 7 selectors)
+    assert jobs["period_costs"] == 2 * 2 and jobs["online_run"] == 3 + 2 * 7
     assert "long_trace" not in jobs and "simulate_batch" not in jobs
     assert {"online_tables", "online_figure"} <= set(jobs)
 
@@ -222,10 +223,10 @@ def test_slurms_scheduler_in_both_studies_through_snakemake(study: Path, tmp_pat
     config["online"].update(slurm_conf=conf, policies=["FCFS", "multifactor"], selectors=["full"])
     write_config(project, config)
     ran = run_jobs(project, "--until", "collect_weekly", "online_run")
-    # tuning: splits x the conservative pairs (FCFS, SPF, multifactor) x batches; online: 2
-    # replicas x (2 fixed arms + full at 2 periods)
+    # tuning: splits x the conservative pairs (FCFS, SPF, multifactor) x batches; online: one
+    # batch of the 2 replicas x (2 fixed arms + full at 2 periods)
     assert ran["simulate_batch"] == 2 * 3 * 2, ran
-    assert ran["online_run"] == 2 * (2 + 2) and "long_trace" not in ran, ran
+    assert ran["online_run"] == 2 + 2 and "long_trace" not in ran, ran
     weekly = pl.read_parquet(project / "results/tuning/KTH-slice/weekly.parquet")
     conservative = weekly.filter(pl.col("backfill") == "CONSERVATIVE").sort(
         "primary", "split", "threshold", "week_index"
@@ -240,8 +241,10 @@ def test_slurms_scheduler_in_both_studies_through_snakemake(study: Path, tmp_pat
         "CONSERVATIVE"
     ]
     runs = project / "results/online/KTH-slice/runs/none"
-    totals = {arm: [pl.read_parquet(path)["cumulative_wait_s"][-1]
-                    for path in sorted((runs / f"fixed-{arm}").glob("*.parquet"))]
+    totals = {arm: pl.concat([pl.read_parquet(path)
+                              for path in sorted((runs / f"fixed-{arm}").glob("*.parquet"))])
+                   .group_by("replica", maintain_order=True).agg(pl.col("cumulative_wait_s").last())
+                   ["cumulative_wait_s"].to_list()
               for arm in ("FCFS", "multifactor")}  # fmt: skip
     assert len(totals["multifactor"]) == 2 and totals["multifactor"] != totals["FCFS"]
     folder = project / "results/online/KTH-slice/choices"
@@ -254,7 +257,8 @@ def test_slurms_scheduler_in_both_studies_through_snakemake(study: Path, tmp_pat
     left = planned_jobs(project)
     # the conservative pairs on train and test, and on the whole-log weeks of the figures
     assert left["simulate_batch"] == 2 * 3 * 2 + 3 * 2, left
-    assert left["online_run"] == 2 * (2 + 2) and left["period_costs"] == 2 * 2, left
+    # one batch of both replicas (online.replicas_per_job) per strategy and period
+    assert left["online_run"] == 2 + 2 and left["period_costs"] == 2 * 2, left
     assert "resample_weeks" not in left and "long_trace" not in left, left
 
 
@@ -278,7 +282,9 @@ def test_online_study_tables_and_figures(study: Path) -> None:
     assert "| ucb (addition) | 1d |" in strategies and "| random | 1d |" in strategies
     epsilon = read_csv(study / "results/online/tables/epsilon.csv")
     assert set(epsilon["chosen"].to_list()) == {0.1} and set(epsilon["how"]) == {"configured"}
-    choices = pl.read_parquet(study / "results/online/KTH-slice/choices/1d/noisy/replica1.parquet")
+    batch = pl.read_parquet(study / "results/online/KTH-slice/choices/1d/noisy/batch0.parquet")
+    assert batch["replica"].unique().sort().to_list() == [0, 1]  # both replicas in one batch
+    choices = batch.filter(pl.col("replica") == 1)
     assert choices["period_index"].to_list() == list(range(choices.height))
     assert set(choices["policy"].to_list()) <= {"FCFS", "SPF", "LQF"}
     observed = choices.filter(pl.col("costs_s").is_not_null())  # noisy logs its cost vectors
@@ -309,7 +315,7 @@ def test_online_periods_are_on_the_calendar(study: Path) -> None:
     ends = (fcfs["start_s"] + fcfs["run_s"]).to_numpy()
     expected = np.cumsum(np.bincount((ends // 86400).astype(np.int64)))
     runs = study / "results/online/KTH-slice/runs"
-    curve = pl.read_parquet(runs / "none/fixed-FCFS/replica0.parquet")
+    curve = pl.read_parquet(runs / "none/fixed-FCFS/batch0.parquet").filter(pl.col("replica") == 0)
     assert curve["finished_jobs"].to_list() == expected.tolist()
     assert curve["day"].to_list() == list(range(expected.size))
 
@@ -320,7 +326,7 @@ def test_alignment_options_rerun_what_they_change(study: Path, tmp_path: Path) -
     project = copy_with(study, tmp_path, "online", period_alignment="first_submit")
     jobs = planned_jobs(project)
     assert "long_trace" not in jobs and jobs["period_costs"] == 2 * 2
-    assert jobs["online_run"] == 2 * (3 + 2 * 7)  # the fixed policies' daily curves too
+    assert jobs["online_run"] == 3 + 2 * 7  # the fixed policies' daily curves too
     assert not {"filter_trace", "resample_weeks", "simulate_batch"} & set(jobs)
     config = yaml.safe_load((project / "tiny.yaml").read_text())
     config["online"]["week_alignment"] = "first_submit"

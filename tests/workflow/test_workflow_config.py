@@ -57,8 +57,9 @@ def test_dry_run_plans_the_whole_study(tmp_path: Path, kth_path: Path) -> None:
     assert jobs["download_trace"] == 3
     assert jobs["trace_figure"] == 6
     assert jobs["study_figure"] == 2
-    # online: 2 replicas x (3 fixed + 2 periods x (random, full, noisy, ucb, swucb, 2 bandits))
-    assert jobs["online_run"] == 2 * (3 + 2 * 7)
+    # online: one batch of the 2 replicas x (3 fixed + 2 periods x (random, full, noisy, ucb,
+    # swucb, 2 bandits))
+    assert jobs["online_run"] == 3 + 2 * 7
     assert jobs["period_costs"] == 2 * 2 and jobs["long_trace"] == 2
     assert jobs["online_tables"] == 1 and jobs["online_figure"] == 5
     # prediction: 4 techniques (requested, ave2, clairvoyant, nag-eloss) on the clipped log
@@ -200,7 +201,7 @@ def test_epsilon_is_chosen_among_the_configured_values(tmp_path: Path, kth_path:
         tmp_path, kth_path, selectors=["random", "bandit"], epsilons=[0.2, 0.4], epsilon=0.4
     )
     jobs = run_jobs(project)  # what the run ran is the plan
-    assert jobs["online_run"] == 2 * (2 + 3) and jobs["online_tables"] == 1
+    assert jobs["online_run"] == 2 + 3 and jobs["online_tables"] == 1  # one batch of 2 replicas
     epsilon = read_csv(project / "results/online/tables/epsilon.csv")
     assert epsilon.height == 1 and epsilon["chosen"][0] == 0.4
     assert epsilon["chosen_strategy"][0] == "bandit(eps=0.4)" and epsilon["how"][0] == "configured"

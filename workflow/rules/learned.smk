@@ -15,8 +15,6 @@ rule learned_model:
         out_path=LEARNED.model_file(),
     log:
         LEARNED.files.log("model-{procs}"),
-    benchmark:
-        LEARNED.files.benchmark("model-{procs}")
     conda:
         "../envs/schedlab.yaml"
     params:
@@ -50,8 +48,6 @@ rule learned_scores:
         out_path=LEARNED.scores_file(),
     log:
         LEARNED.files.log("scores/batch{batch}"),
-    benchmark:
-        LEARNED.files.benchmark("scores/batch{batch}")
     group:
         "simulate"
     conda:
@@ -70,8 +66,6 @@ rule learned_fit:
         **reported(LEARNED.fit_outputs(), "learned"),
     log:
         LEARNED.files.log("fit"),
-    benchmark:
-        LEARNED.files.benchmark("fit")
     conda:
         "../envs/schedlab.yaml"
     params:
@@ -88,8 +82,6 @@ rule learned_convergence:
         **reported(LEARNED.convergence_outputs(), "learned"),
     log:
         LEARNED.files.log("convergence"),
-    benchmark:
-        LEARNED.files.benchmark("convergence")
     conda:
         "../envs/schedlab.yaml"
     params:
@@ -131,8 +123,6 @@ rule learned_evaluate:
         out_path=LEARNED.evaluation_file(),
     log:
         LEARNED.files.log("evaluation/{workload}"),
-    benchmark:
-        LEARNED.files.benchmark("evaluation/{workload}")
     conda:
         "../envs/schedlab.yaml"
     params:
@@ -184,8 +174,6 @@ rule learned_week_figure:
         **reported(LEARNED.week_outputs(), "learned"),
     log:
         LEARNED.files.log("figures/week"),
-    benchmark:
-        LEARNED.files.benchmark("figures/week")
     localrule: True
     conda:
         "../envs/schedlab.yaml"

@@ -37,8 +37,6 @@ rule memory_simulate:
         out_path=MEMORY.files.result(f"{MEMORY.load_run()}.parquet"),
     log:
         MEMORY.files.log(MEMORY.load_run()),
-    benchmark:
-        MEMORY.files.benchmark(MEMORY.load_run())
     group:
         "simulate"
     conda:
@@ -59,8 +57,6 @@ rule memory_sweep:
         out_path=MEMORY.files.result(f"{MEMORY.sweep_run()}.parquet"),
     log:
         MEMORY.files.log(MEMORY.sweep_run()),
-    benchmark:
-        MEMORY.files.benchmark(MEMORY.sweep_run())
     group:
         "simulate"
     conda:

@@ -21,8 +21,6 @@ rule long_trace:
         out_path=ONLINE.file("trace"),
     log:
         ONLINE.file("trace", kind="log"),
-    benchmark:
-        ONLINE.file("trace", kind="benchmark")
     group:
         "online"
     conda:
@@ -42,8 +40,6 @@ rule period_costs:
         out_path=ONLINE.file("costs"),
     log:
         ONLINE.file("costs", kind="log"),
-    benchmark:
-        ONLINE.file("costs", kind="benchmark")
     group:
         "online"
     conda:
@@ -55,18 +51,17 @@ rule period_costs:
         run_step(online_steps.period_costs, input, output, log, params)
 
 
+# A strategy at one period on a batch of replicas (online.replicas_per_job): one job.
 rule online_run:
     input:
-        trace_path=ONLINE.file("trace"),
-        costs_path=ONLINE.costs_input,
+        trace_paths=ONLINE.batch_traces,
+        costs_paths=ONLINE.costs_input,
         _policy_paths=ONLINE.policy_files,
     output:
         curve_path=ONLINE.file("runs"),
         choices_path=ONLINE.file("choices"),
     log:
         ONLINE.file("runs", kind="log"),
-    benchmark:
-        ONLINE.file("runs", kind="benchmark")
     group:
         "online"
     conda:
@@ -86,8 +81,6 @@ rule online_tables:
         **reported(ONLINE.tables_outputs(), "online"),
     log:
         ONLINE.files.log("tables"),
-    benchmark:
-        ONLINE.files.benchmark("tables")
     localrule: True
     conda:
         "../envs/schedlab.yaml"
@@ -134,8 +127,6 @@ rule online_week_figure:
         **reported(ONLINE.week_outputs(), "online"),
     log:
         ONLINE.files.log("figures/week"),
-    benchmark:
-        ONLINE.files.benchmark("figures/week")
     localrule: True
     conda:
         "../envs/schedlab.yaml"

@@ -21,8 +21,6 @@ rule simulate_technique:
         **PREDICTION.technique_outputs(),
     log:
         PREDICTION.files.log(PREDICTION.technique_run()),
-    benchmark:
-        PREDICTION.files.benchmark(PREDICTION.technique_run())
     group:
         "simulate"
     conda:
@@ -125,8 +123,6 @@ rule prediction_week_figure:
         **reported(PREDICTION.week_outputs(), "prediction"),
     log:
         PREDICTION.files.log("figures/week"),
-    benchmark:
-        PREDICTION.files.benchmark("figures/week")
     localrule: True
     conda:
         "../envs/schedlab.yaml"

@@ -38,8 +38,6 @@ rule redirect_simulate:
         out_path=REDIRECT.files.result(f"{REDIRECT.grid_run()}.parquet"),
     log:
         REDIRECT.files.log(REDIRECT.grid_run()),
-    benchmark:
-        REDIRECT.files.benchmark(REDIRECT.grid_run())
     group:
         "simulate"
     conda:
@@ -61,8 +59,6 @@ rule redirect_online:
         out_path=REDIRECT.files.result(f"{REDIRECT.online_run()}.parquet"),
     log:
         REDIRECT.files.log(REDIRECT.online_run()),
-    benchmark:
-        REDIRECT.files.benchmark(REDIRECT.online_run())
     group:
         "simulate"
     conda:

@@ -18,8 +18,6 @@ rule rl_sequences:
         out_path=RL.sequences_file(),
     log:
         RL.files.log("{trace}/sequences"),
-    benchmark:
-        RL.files.benchmark("{trace}/sequences")
     conda:
         "../envs/schedlab.yaml"
     params:
@@ -37,8 +35,6 @@ rule rl_train:
         curve_path=RL.ppo_file("curve.parquet"),
     log:
         RL.files.log("{trace}/train"),
-    benchmark:
-        RL.files.benchmark("{trace}/train")
     conda:
         "../envs/schedlab.yaml"
     threads: RL.ppo_threads

@@ -29,8 +29,6 @@ rule filter_trace:
         report_path=trace_paths.filter_report_file(),
     log:
         "logs/filter/{trace}.log",
-    benchmark:
-        "benchmarks/filter/{trace}.tsv"
     conda:
         "../envs/schedlab.yaml"
     params:
@@ -50,8 +48,6 @@ rule filter_trace_overrun:
         report_path=trace_paths.filter_report_file(overrun="{overrun}"),
     log:
         "logs/filter/{trace}-{overrun}.log",
-    benchmark:
-        "benchmarks/filter/{trace}-{overrun}.tsv"
     conda:
         "../envs/schedlab.yaml"
     params:

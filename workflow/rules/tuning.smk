@@ -21,8 +21,6 @@ rule split_trace:
         test_path=TUNING.split_file(split="test"),
     log:
         "logs/split/{trace}.log",
-    benchmark:
-        "benchmarks/split/{trace}.tsv"
     conda:
         "../envs/schedlab.yaml"
     params:
@@ -39,8 +37,6 @@ rule resample_weeks:
         out_path=TUNING.weeks_file(),
     log:
         "logs/resample/{trace}/{split}/batch{batch}.log",
-    benchmark:
-        "benchmarks/resample/{trace}/{split}/batch{batch}.tsv"
     conda:
         "../envs/schedlab.yaml"
     params:
@@ -63,8 +59,6 @@ rule simulate_batch:
         out_path=TUNING.files.result(f"{TUNING.simulation()}.parquet"),
     log:
         TUNING.files.log(TUNING.simulation()),
-    benchmark:
-        TUNING.files.benchmark(TUNING.simulation())
     group:
         "simulate"
     conda:
@@ -86,8 +80,6 @@ rule collect_weekly:
         out_path=TUNING.weekly_file(),
     log:
         TUNING.files.log("{trace}/collect"),
-    benchmark:
-        TUNING.files.benchmark("{trace}/collect")
     localrule: True
     conda:
         "../envs/schedlab.yaml"
@@ -106,8 +98,6 @@ rule collect_whole_weekly:
         out_path=TUNING.weekly_file(source="whole"),
     log:
         TUNING.files.log("{trace}/collect_whole"),
-    benchmark:
-        TUNING.files.benchmark("{trace}/collect_whole")
     localrule: True
     conda:
         "../envs/schedlab.yaml"
@@ -126,8 +116,6 @@ rule summarize_trace:
         **reported(TUNING.summary_outputs(), "tuning"),
     log:
         TUNING.files.log("{trace}/summarize"),
-    benchmark:
-        TUNING.files.benchmark("{trace}/summarize")
     localrule: True
     conda:
         "../envs/schedlab.yaml"
@@ -145,8 +133,6 @@ rule summarize_whole:
         **reported(TUNING.summary_outputs("whole"), "tuning"),
     log:
         TUNING.files.log("{trace}/summarize_whole"),
-    benchmark:
-        TUNING.files.benchmark("{trace}/summarize_whole")
     localrule: True
     conda:
         "../envs/schedlab.yaml"
@@ -170,8 +156,6 @@ rule tuning_bootstrap:
         out_path=TUNING.bootstrap_file(),
     log:
         TUNING.files.log("{trace}/bootstrap/batch{batch}"),
-    benchmark:
-        TUNING.files.benchmark("{trace}/bootstrap/batch{batch}")
     conda:
         "../envs/schedlab.yaml"
     params:
@@ -189,8 +173,6 @@ rule tuning_protocol:
         **reported(TUNING.protocol_outputs(), "tuning"),
     log:
         TUNING.files.log("protocol"),
-    benchmark:
-        TUNING.files.benchmark("protocol")
     localrule: True
     conda:
         "../envs/schedlab.yaml"
@@ -261,8 +243,6 @@ rule tuning_week_figure:
         **reported(TUNING.week_outputs(), "tuning"),
     log:
         TUNING.files.log("figures/week"),
-    benchmark:
-        TUNING.files.benchmark("figures/week")
     localrule: True
     conda:
         "../envs/schedlab.yaml"
@@ -282,8 +262,6 @@ rule simulate_whole_log:
         out_path=TUNING.files.result(f"{TUNING.whole_log_run()}.parquet"),
     log:
         TUNING.files.log(TUNING.whole_log_run()),
-    benchmark:
-        TUNING.files.benchmark(TUNING.whole_log_run())
     group:
         "simulate"
     conda:
@@ -302,8 +280,6 @@ rule whole_log_table:
         **reported(TUNING.whole_log_outputs(), "tuning"),
     log:
         TUNING.files.log("whole_log_table"),
-    benchmark:
-        TUNING.files.benchmark("whole_log_table")
     localrule: True
     conda:
         "../envs/schedlab.yaml"

@@ -58,8 +58,6 @@ rule whatif_simulate:
         source_out_path=WHATIF.source_sim_file(),
     log:
         WHATIF.files.log("sims/{alternative}"),
-    benchmark:
-        WHATIF.files.benchmark("sims/{alternative}")
     group:
         "simulate"
     conda:
@@ -80,8 +78,6 @@ rule whatif_bootstrap:
         out_path=WHATIF.bootstrap_file(),
     log:
         WHATIF.files.log("bootstrap/{alternative}/batch{batch}"),
-    benchmark:
-        WHATIF.files.benchmark("bootstrap/{alternative}/batch{batch}")
     group:
         "simulate"
     conda:

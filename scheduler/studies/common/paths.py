@@ -50,9 +50,8 @@ def filter_report_file(trace: str = "{trace}", overrun: str = DROP) -> str:
 
 @dataclass(frozen=True)
 class StudyFiles:
-    """The folders of study ``study``: ``results/<study>/``, ``logs/<study>/``,
-    ``benchmarks/<study>/`` (``name`` is a path below them, without extension for logs and
-    benchmarks)."""
+    """The folders of study ``study``: ``results/<study>/`` and ``logs/<study>/`` (``name`` is a
+    path below them, without extension for logs; a step's log ends with its timing)."""
 
     study: str
 
@@ -69,9 +68,6 @@ class StudyFiles:
 
     def log(self, name: str) -> str:
         return f"logs/{self.study}/{name}.log"
-
-    def benchmark(self, name: str) -> str:
-        return f"benchmarks/{self.study}/{name}.tsv"
 
     def week_outputs(
         self,

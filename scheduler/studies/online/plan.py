@@ -73,8 +73,9 @@ class OnlinePlan:
 
     Files (:meth:`file`): ``results/online/<trace>/traces/replica<k>.parquet`` (a long trace),
     ``…/costs/<Δ>/replica<k>.parquet`` (its simulated period costs), ``…/runs/<Δ>/<strategy>/
-    replica<k>.parquet`` and ``…/choices/<Δ>/<strategy>/replica<k>.parquet`` (a live run's
-    daily curve and choices), the tables and the figures.
+    batch<b>.parquet`` and ``…/choices/<Δ>/<strategy>/batch<b>.parquet`` (the live runs' daily
+    curves and choices on the replicas of batch b, :meth:`batch_replicas`), the tables and the
+    figures.
     """
 
     #: The study's name: its config section and folders.
@@ -87,6 +88,8 @@ class OnlinePlan:
     seed: int
     traces: tuple[TraceEntry, ...]
     replicas: int
+    #: Replicas per live-run job (the last batch may hold fewer).
+    replicas_per_job: int
     weeks: int
     resampling: str
     policies: tuple[str, ...]
@@ -144,6 +147,16 @@ class OnlinePlan:
         """Every (strategy, period label) pair the study runs on each replica."""
         return tuple((s, p) for s in self.strategies for p in s.periods)
 
+    @property
+    def batches(self) -> int:
+        """Live-run jobs per (trace, strategy, period): batches of ``replicas_per_job``."""
+        return -(-self.replicas // self.replicas_per_job)
+
+    def batch_replicas(self, batch: int | str) -> list[int]:
+        """The replicas of live-run batch ``batch``, in order."""
+        first = int(batch) * self.replicas_per_job
+        return list(range(first, min(first + self.replicas_per_job, self.replicas)))
+
     def cost_periods(self) -> tuple[str, ...]:
         """The periods whose simulated costs some run needs (the full and noisy selectors)."""
         return tuple(dict.fromkeys(p for s, p in self.runs() if s.needs_simulation))
@@ -154,6 +167,7 @@ class OnlinePlan:
         """Wildcard constraints of the study's file names (its rules file)."""
         return {
             "replica": r"\d+",
+            "batch": r"\d+",
             "period": rf"{self.NO_PERIOD}|[0-9]+[smhdw]",
             "strategy": r"[A-Za-z0-9.-]+",
             "online_figure": "fixed_improvement"
@@ -166,39 +180,46 @@ class OnlinePlan:
 
     def file(self, name: str, trace: str = "{trace}", replica: int | str = "{replica}",
              period: str = "{period}", strategy: str = "{strategy}",
-             kind: str = "output") -> str:  # fmt: skip
-        """The one place that spells the study's per-replica paths: ``name`` "trace" (a
-        replica's long trace), "costs" (its simulated period costs), "runs" or "choices" (a
-        run's curve and choices); ``kind`` "output", "log" or "benchmark" (a run has one log
-        and one benchmark for its two files). The defaults give the wildcard patterns."""
+             kind: str = "output", batch: int | str = "{batch}") -> str:  # fmt: skip
+        """The one place that spells the study's paths: ``name`` "trace" (a replica's long
+        trace), "costs" (its simulated period costs), "runs" or "choices" (the curves and
+        choices of a batch of live runs, ``batch``); ``kind`` "output" or "log" (a batch of
+        runs has one log for its two files). The defaults give the wildcard patterns."""
         folder = {
             "trace": "traces",
             "costs": f"costs/{period}",
             "runs": f"runs/{period}/{strategy}",
             "choices": f"choices/{period}/{strategy}",
         }[name]
-        case = f"{trace}/{folder}/replica{replica}"
+        unit = f"batch{batch}" if name in ("runs", "choices") else f"replica{replica}"
+        case = f"{trace}/{folder}/{unit}"
         if kind == "output":
             return self.files.result(f"{case}.parquet")
-        case = case.replace("/choices/", "/runs/", 1)
-        return self.files.log(case) if kind == "log" else self.files.benchmark(case)
+        return self.files.log(case.replace("/choices/", "/runs/", 1))
 
     def policy_files(self, wildcards: object = None) -> list[str]:
         """The files the study's policies read (a learned function's fit file)."""
         return learned_policy_files(self.policies)
 
+    def batch_traces(self, wildcards: Any) -> list[str]:
+        """The long traces of a batch of live runs, in replica order."""
+        return [self.file("trace", wildcards.trace, replica)
+                for replica in self.batch_replicas(wildcards.batch)]  # fmt: skip
+
     def costs_input(self, wildcards: Any) -> list[str]:
-        """A run's simulated period costs, for the selectors that need them (full, noisy)."""
+        """The simulated period costs of a batch's replicas, in replica order, for the
+        selectors that need them (full, noisy); none for the others."""
         if not self.strategy(wildcards.strategy).needs_simulation:
             return []
-        return [self.file("costs", wildcards.trace, wildcards.replica, wildcards.period)]
+        return [self.file("costs", wildcards.trace, replica, wildcards.period)
+                for replica in self.batch_replicas(wildcards.batch)]  # fmt: skip
 
     def run_files(self, kind: str) -> list[str]:
         """Every run output (``kind`` "runs" or "choices") of the study."""
         return [
-            self.file(kind, trace, replica, period, strategy.slug)
+            self.file(kind, trace, period=period, strategy=strategy.slug, batch=batch)
             for trace in self.trace_names
-            for replica in range(self.replicas)
+            for batch in range(self.batches)
             for strategy, period in self.runs()
         ]
 
@@ -254,7 +275,8 @@ class OnlinePlan:
         return {
             "trace_path": self.file("trace", trace, replica),
             "changes_path": self.tables_outputs()["changes_path"],
-            "choice_paths": [self.file("choices", trace, replica, period, strategy.slug)
+            "choice_paths": [self.file("choices", trace, period=period, strategy=strategy.slug,
+                                       batch=replica // self.replicas_per_job)
                              for strategy, period in self.runs()],
             "_policy_paths": self.policy_files(),
         }  # fmt: skip
@@ -302,10 +324,10 @@ class OnlinePlan:
         }
 
     def run_settings(self, wildcards: Any) -> dict[str, Any]:
-        """``online_run``: one live run of a strategy on one replica."""
+        """``online_run``: the live runs of a strategy on the replicas of one batch."""
         return {
             "trace": wildcards.trace,
-            "replica": int(wildcards.replica),
+            "replicas": self.batch_replicas(wildcards.batch),
             "strategy": self.strategy(wildcards.strategy).spec,
             "period": wildcards.period,
             "period_s": self.period_seconds(wildcards.period),
@@ -472,6 +494,7 @@ def online_plan(config: Mapping[str, Any]) -> OnlinePlan:
         seed=whole["seed"],
         traces=traces,
         replicas=replicas,
+        replicas_per_job=online["replicas_per_job"],
         weeks=online["weeks"],
         resampling=online["resampling"],
         policies=policies,

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,7 +15,6 @@ from scheduler.core.provenance import write_csv, write_markdown, write_parquet
 from scheduler.core.steps import (
     StepContext,
     flat_record,
-    optional_path,
     procs_metadata,
     read_table,
     table_machine_procs,
@@ -47,6 +46,7 @@ __all__ = [
     "WEEK_ALIGNMENT_KEY",
     "draw_week",
     "draws_choice_shares",
+    "live_run",
     "long_trace_period_origin",
     "make_long_trace",
     "online_figure",
@@ -154,9 +154,53 @@ def period_costs(
 
 @workflow_step
 def online_run(
-    trace_path: str,
+    trace_paths: Sequence[str],
     curve_path: str,
     choices_path: str,
+    *,
+    trace: str,
+    replicas: Sequence[int],
+    strategy: str,
+    period: str,
+    period_s: float,
+    policies: Sequence[str],
+    threshold_s: float,
+    seed: int,
+    threshold_backfill: bool,
+    options: Mapping[str, Any],
+    costs_paths: Sequence[str] = (),
+    period_alignment: str,
+    slurm: Mapping[str, Any] | None,
+    ctx: StepContext,
+) -> None:
+    """The live runs of a strategy (a selector spec) on a batch of long traces: daily
+    cumulative waits and the policy chosen in every period, one row set per replica
+    (``trace_paths[k]`` is replica ``replicas[k]``, ``costs_paths[k]`` its period costs when
+    the selector needs them; each replica's run as :func:`live_run` makes it, whatever the
+    batch). Both tables are written once for the batch."""
+    if len(trace_paths) != len(replicas) or len(costs_paths) not in (0, len(replicas)):
+        raise ConfigurationError(
+            f"online run {trace} {strategy}: {len(trace_paths)} long traces and "
+            f"{len(costs_paths)} cost files for replicas {list(replicas)}"
+        )
+    curves, choices = [], []
+    for k, (path, replica) in enumerate(zip(trace_paths, replicas, strict=True)):
+        curve, chosen = live_run(
+            path, trace=trace, replica=replica, strategy=strategy, period=period,
+            period_s=period_s, policies=policies, threshold_s=threshold_s, seed=seed,
+            threshold_backfill=threshold_backfill, options=options,
+            costs_path=costs_paths[k] if costs_paths else None,
+            period_alignment=period_alignment, slurm=slurm, log=ctx.log,
+        )  # fmt: skip
+        curves.append(curve)
+        choices.append(chosen)
+    record = ctx.record()
+    write_parquet(pl.concat(curves), curve_path, record)
+    write_parquet(pl.concat(choices, how="diagonal_relaxed"), choices_path, record)
+
+
+def live_run(
+    trace_path: str,
     *,
     trace: str,
     replica: int,
@@ -168,16 +212,18 @@ def online_run(
     seed: int,
     threshold_backfill: bool,
     options: Mapping[str, Any],
-    costs_path: str | Sequence[str] | None = None,
+    costs_path: str | None,
     period_alignment: str,
     slurm: Mapping[str, Any] | None,
-    ctx: StepContext,
-) -> None:
-    """One live run of a strategy (a selector spec) on a long trace: daily cumulative waits
-    and the policy chosen in every period (``threshold_backfill``: EASY(P, Θ) backfills in the
-    thresholded order, ``online.threshold_backfill``; periods and days aligned as
-    ``period_alignment`` says, see :func:`long_trace_period_origin`; the costs must have been
-    computed with the same; ``slurm``: the multifactor arm's Slurm settings)."""
+    log: Callable[[str], None],
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """One live run of a strategy (a selector spec) on a long trace: its daily cumulative waits
+    (curve) and the policy chosen in every period (choices), keyed by trace, replica, strategy
+    and period (``threshold_backfill``: EASY(P, Θ) backfills in the thresholded order,
+    ``online.threshold_backfill``; periods and days aligned as ``period_alignment`` says, see
+    :func:`long_trace_period_origin`; the costs must have been computed with the same;
+    ``slurm``: the multifactor arm's Slurm settings). The selector's random stream is seeded
+    by (seed, trace, replica, strategy, period) alone."""
     started = time.perf_counter()
     origin = long_trace_period_origin(trace_path, period_alignment)
     arrays, procs = kernel_arrays("long_trace", trace_path)
@@ -187,7 +233,6 @@ def online_run(
         )
     )
     selector = make_selector(strategy, tuple(policies), rng=rng, **dict(options or {}))
-    costs_path = optional_path(costs_path)
     costs = None
     if costs_path is not None:
         costs = read_table(costs_path).select(list(policies)).to_numpy()
@@ -216,13 +261,10 @@ def online_run(
         # the cost vector each period's feedback gave (noisy: with its noise), policy order
         costs_by_period = {e["period"]: e.get("costs") for e in selector.history}
         columns["costs_s"] = [costs_by_period.get(t) for t in range(periods)]
-    choices = pl.DataFrame(columns)
-    record = ctx.record()
-    write_parquet(curve, curve_path, record)
-    write_parquet(choices, choices_path, record)
-    ctx.log(f"{trace} replica {replica} {selector.name} Δ={period}: W = "
-            f"{result.total_wait_s:.6g} s over {arrays.jobs:,} jobs, {periods} periods, "
-            f"{time.perf_counter() - started:.2f} s")  # fmt: skip
+    log(f"{trace} replica {replica} {selector.name} Δ={period}: W = "
+        f"{result.total_wait_s:.6g} s over {arrays.jobs:,} jobs, {periods} periods, "
+        f"{time.perf_counter() - started:.2f} s")  # fmt: skip
+    return curve, pl.DataFrame(columns)
 
 
 @workflow_step
@@ -431,9 +473,9 @@ def draw_week(
     bounded slowdowns differ most (:func:`~scheduler.studies.common.gantt.week_figure`), runs
     coloured by whether they were backfilled.
 
-    ``choice_paths``: the choices of every run of ``replica`` on ``trace`` (the step reads the
-    two it draws); ``period_seconds``: each period label's length in seconds (``none``: the
-    fixed policies' pace); the other settings as the live runs'
+    ``choice_paths``: the choices of every run on ``trace`` whose batch holds ``replica`` (the
+    step reads the two it draws); ``period_seconds``: each period label's length in seconds
+    (``none``: the fixed policies' pace); the other settings as the live runs'
     (:func:`online_run`)."""
     from scheduler.studies.common.gantt import week_figure
     from scheduler.studies.online.live import online_result, replay_online

@@ -282,7 +282,7 @@ class TuningPlan:
     def simulation(self, trace: str = "{trace}", split: str = "{split}",
                    primary: str = "{primary}", backfill: str = "{backfill}",
                    batch: int | str = "{batch}") -> str:  # fmt: skip
-        """One simulation job's name below results/, logs/ and benchmarks/: one policy pair
+        """One simulation job's name below results/ and logs/: one policy pair
         under every threshold of the week source, on one batch of weeks."""
         return f"{trace}/sims/{split}/{primary}/{backfill}/batch{batch}"
 
@@ -371,7 +371,7 @@ class TuningPlan:
         backfill: str = "{backfill}",
         threshold: str = "{threshold}",
     ) -> str:
-        """One whole-log run's name below results/, logs/ and benchmarks/."""
+        """One whole-log run's name below results/ and logs/."""
         return f"{trace}/whole_log/{primary}/{backfill}/{threshold}"
 
     def whole_log_files(self, wildcards: object = None) -> list[str]:

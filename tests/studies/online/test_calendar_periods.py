@@ -205,7 +205,7 @@ def test_online_steps_align_periods_and_days_as_configured(study) -> None:
     for alignment in ("calendar", "first_submit"):
         curve, choices = root / f"curve-{alignment}.parquet", root / f"choices-{alignment}.parquet"
         online_steps.online_run(
-            str(paths["calendar"]), str(curve), str(choices), trace="sthlm", replica=0,
+            [str(paths["calendar"])], str(curve), str(choices), trace="sthlm", replicas=[0],
             strategy="fixed:FCFS", period="1d", period_s=DAY_S, policies=list(POLICIES),
             threshold_s=THETA, seed=1, period_alignment=alignment,
             threshold_backfill=True, options={}, slurm=None,

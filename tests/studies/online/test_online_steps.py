@@ -11,6 +11,7 @@ import pytest
 from support.online import TRACES, curves_from, simulated_runs
 
 from scheduler.core.provenance import read_parquet_provenance
+from scheduler.core.steps import StepError
 from scheduler.sim.arrays import kernel_arrays
 from scheduler.studies.online import steps as online_steps
 from scheduler.studies.online.live import DAY_S, simulated_period_costs
@@ -166,7 +167,8 @@ def test_online_steps_pass_the_backfill_order_on(
     assert read_parquet_provenance(costs_path)["config"]["threshold_backfill"] is threshold_backfill
     curve, choices = str(tmp_path / "curve.parquet"), str(tmp_path / "choices.parquet")
     online_steps.online_run(
-        long_trace_path, curve, choices, strategy="fixed:SPF", seed=0, options={}, **common
+        [long_trace_path], curve, choices, strategy="fixed:SPF", seed=0, options={},
+        replicas=[0], **{k: v for k, v in common.items() if k != "replica"},
     )  # fmt: skip
     assert read_parquet_provenance(curve)["config"]["threshold_backfill"] is threshold_backfill
 
@@ -176,10 +178,39 @@ def test_online_run_step_backfill_orders_differ(tmp_path: Path, long_trace_path:
     for flag in (True, False):
         curve = str(tmp_path / f"curve-{flag}.parquet")
         online_steps.online_run(
-            long_trace_path, curve, str(tmp_path / f"choices-{flag}.parquet"), trace="KTH-slice",
-            replica=0, strategy="fixed:SPF", period="1d", period_s=DAY_S,
+            [long_trace_path], curve, str(tmp_path / f"choices-{flag}.parquet"),
+            trace="KTH-slice", replicas=[0], strategy="fixed:SPF", period="1d", period_s=DAY_S,
             policies=["FCFS", "SPF"], threshold_s=7200.0, seed=0, threshold_backfill=flag,
             options={}, period_alignment="calendar", slurm=None,
         )  # fmt: skip
         totals.append(pl.read_parquet(curve)["cumulative_wait_s"][-1])
     assert totals[0] != totals[1]
+
+
+def test_a_batch_of_replicas_equals_each_replica_run_alone(
+    tmp_path: Path, long_trace_path: str
+) -> None:
+    """online.replicas_per_job only packs runs into jobs: the batch's rows are, replica by
+    replica, those of the replica run alone (the selector's stream is seeded per replica)."""
+    settings = {"trace": "KTH-slice", "strategy": "random", "period": "1d", "period_s": DAY_S,
+                "policies": ["FCFS", "SPF", "LQF"], "threshold_s": 7200.0, "seed": 3,
+                "threshold_backfill": True, "options": {}, "period_alignment": "calendar",
+                "slurm": None}  # fmt: skip
+
+    def run(name: str, replicas: list[int]) -> tuple[pl.DataFrame, pl.DataFrame]:
+        curve, choices = tmp_path / f"{name}-curve.parquet", tmp_path / f"{name}-choices.parquet"
+        online_steps.online_run([long_trace_path] * len(replicas), str(curve), str(choices),
+                                replicas=replicas, **settings)  # fmt: skip
+        return pl.read_parquet(curve), pl.read_parquet(choices)
+
+    batch = run("batch", [4, 7])
+    alone = [run(f"alone{k}", [k]) for k in (4, 7)]
+    for part in (0, 1):
+        assert batch[part].equals(pl.concat([one[part] for one in alone]))
+    assert batch[1]["replica"].unique().sort().to_list() == [4, 7]
+    # the two replicas' selectors draw differently: their choices differ
+    by_replica = batch[1].partition_by("replica", maintain_order=True)
+    assert by_replica[0]["policy"].to_list() != by_replica[1]["policy"].to_list()
+    with pytest.raises(StepError, match="2 long traces and 0 cost files for replicas"):
+        online_steps.online_run([long_trace_path] * 2, str(tmp_path / "c.parquet"),
+                                str(tmp_path / "h.parquet"), replicas=[1], **settings)  # fmt: skip

@@ -120,7 +120,9 @@ def test_multifactor_is_an_arm_with_a_slurm_conf(config, tmp_path) -> None:
     plan = online_plan(changed)
     assert plan.policies == ("FCFS", "SPF", MULTIFACTOR)
     assert plan.slurm == study_slurm(conf, "online.slurm_conf")
-    wildcards = SimpleNamespace(trace="KTH-SP2", replica="0", period="1d", strategy="full")
+    wildcards = SimpleNamespace(
+        trace="KTH-SP2", replica="0", batch="0", period="1d", strategy="full"
+    )
     assert plan.costs_settings(wildcards)["slurm"] == plan.slurm
     assert plan.run_settings(wildcards)["slurm"] == plan.slurm
     assert MULTIFACTOR in plan.run_settings(wildcards)["policies"]

@@ -94,8 +94,8 @@ def test_draw_week_draws_the_two_runs_over_the_week_they_differ_most(
     for k, (strategy, period) in enumerate(runs):
         choices = str(tmp_path / f"choices{k}.parquet")
         online_steps.online_run(
-            long_trace_path, str(tmp_path / f"curve{k}.parquet"), choices, trace=TRACE,
-            replica=0, strategy=strategy, period=period, period_s=period_seconds[period],
+            [long_trace_path], str(tmp_path / f"curve{k}.parquet"), choices, trace=TRACE,
+            replicas=[0], strategy=strategy, period=period, period_s=period_seconds[period],
             policies=POLICIES, threshold_s=THRESHOLD_S, seed=0, threshold_backfill=True,
             options={}, period_alignment="calendar", slurm=None,
         )  # fmt: skip
