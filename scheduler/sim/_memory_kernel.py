@@ -174,6 +174,27 @@ def _dot(w, x):
 
 
 @jit
+def _history_alloc(j, req, failures, seen, group):
+    """The history estimator's allocation (MB) for job ``j``: the largest memory used by an
+    earlier successful job of its (user, request) pair, capped at its request ``req[j]``; the
+    request when there is none or after a failure (so also once ``max_failures`` forces it)."""
+    most = seen[group[j]]
+    if failures[j] > 0 or not most > 0.0:
+        return req[j]
+    return min(most, req[j])
+
+
+@jit
+def _alloc_class(alloc, class_mem):
+    """The smallest class whose nodes hold ``alloc`` MB; the largest when none does (such a job
+    never fits: in that bin it is only a candidate that :func:`_fits` refuses)."""
+    c = 0
+    while c < class_mem.shape[0] - 1 and class_mem[c] < alloc:
+        c += 1
+    return c
+
+
+@jit
 def _decide(j, queue_len, estimator, procs, req, free, class_nodes, class_mem, failures,
             max_failures, group, seen, w, p, a, b, tau, rng, x, moments):  # fmt: skip
     """One decision for job ``j``: returns ``(A, E', z, forced)``; ``x`` receives the features
@@ -185,10 +206,7 @@ def _decide(j, queue_len, estimator, procs, req, free, class_nodes, class_mem, f
     if failures[j] >= max_failures:
         return r, np.nan, 0.0, True
     if estimator == EST_HISTORY:
-        most = seen[group[j]]
-        if failures[j] > 0 or not most > 0.0:
-            return r, np.nan, 0.0, False
-        return min(most, r), np.nan, 0.0, False
+        return _history_alloc(j, req, failures, seen, group), np.nan, 0.0, False
     big = class_mem[class_mem.shape[0] - 1]
     _features(j, queue_len, procs, req, free, class_nodes, x)
     if moments.shape[0] > 1:
@@ -286,27 +304,48 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
     n_running = 0
 
     queue = np.empty(2 * n + 16, dtype=np.int64)  # compacted when full: at most n are live
+    qpos = np.empty(n, dtype=np.int64)  # a queued job's position in ``queue``
     half = 1
     while half < queue.shape[0]:
         half *= 2
-    seg = np.full((k, 2 * half), _NO_JOB, dtype=np.int64)  # a width tree per bin of ``cls``
+    # the queue index (see "The queue index" below): per bin of ``cls``, a tree of the smallest
+    # width (nodes) and one of the smallest run-time estimate (s) over the buffer's positions
+    seg = np.full((k, 2 * half), _NO_JOB, dtype=np.int64)
+    eseg = np.full((k, 2 * half), np.inf)
     qhead = 0
     qtail = 0
     qlive = 0
     # queued jobs by node count, and a lower bound of the smallest (exact after a lazy scan up)
-    # in bins: without estimation a job's allocation is its request, so it can only use the
-    # classes from ``cls[j]`` (the smallest that holds its request) up: bin ``cls[j]``; with an
-    # estimator the allocation can be anything: bin 0 (every class)
+    # in bins: ``cls[j]``, the smallest class that holds the job's allocation when it is known
+    # before the decision (``exact``): its request without estimation, the history estimator's
+    # allocation (rebinned when its pair's history grows, the queued jobs of each pair linked
+    # through ``g_first``/``g_next``/``g_prev``); bin 0 (every class) for the perceptron, whose
+    # allocation is known only after its decision. A job of bin ``c`` can only use the classes
+    # from ``c`` up; with ``exact`` it fits exactly when it is no wider than their free nodes.
+    exact = estimator != EST_PERCEPTRON
+    # the perceptron without standardised inputs: a decision's only side effect is its draw, and
+    # bounds of the estimate over the queue (``_draw_regime``) can show that no candidate draws
+    # (``pure``: its skip is then the one of ``exact``, by a bound of its allocation) or that
+    # every candidate not forced draws (``drawing``: one that cannot start only draws)
+    regimes = estimator == EST_PERCEPTRON and moments.shape[0] == 1
+    log_req_lo = math.log1p(req.min()) if regimes else 0.0
+    log_req_hi = math.log1p(req.max()) if regimes else 0.0
+    pure = False
+    drawing = False
     width = class_nodes.sum() + 1
     qhist = np.zeros((k, width), dtype=np.int64)
     qmin = np.full(k, width, dtype=np.int64)
     cls = np.zeros(n, dtype=np.int64)
     if estimator == EST_NONE:
         for i in range(n):
-            while class_mem[cls[i]] < req[i]:
-                cls[i] += 1
+            cls[i] = _alloc_class(req[i], class_mem)
+    history = estimator == EST_HISTORY
+    g_first = np.full(n_groups if history else 1, -1, dtype=np.int64)
+    g_next = np.full(n if history else 1, -1, dtype=np.int64)
+    g_prev = np.full(n if history else 1, -1, dtype=np.int64)
 
-    x = np.empty(nf)
+    x = np.empty(nf)  # the features of the last decision (recorded by the run it starts)
+    xr = np.empty(nf)  # ``_draw_regime``'s own, so that it never overwrites a decision's
     take = np.empty(k, dtype=np.int64)  # a backfill candidate's best fit
     walk_e = np.empty(n + 1)
     walk_id = np.empty(n + 1, dtype=np.int64)
@@ -332,16 +371,28 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
                        rf[rr, RF_Z], w, rx[rr], eta, a, big, b, unit)  # fmt: skip
             finished_runs += 1
             if failed:
-                qhead, qtail = _enqueue(j, queue, qhead, qtail, qhist, qmin, cls, procs, seg)
+                if history:
+                    cls[j] = _alloc_class(_history_alloc(j, req, failures, seen, group),
+                                          class_mem)  # fmt: skip
+                    _link(j, group[j], g_first, g_next, g_prev)
+                qhead, qtail = _enqueue(j, queue, qpos, qhead, qtail, qhist, qmin, cls, procs,
+                                        est, seg, eseg)  # fmt: skip
                 qlive += 1
             else:
                 successes += 1
-                if estimator == EST_HISTORY:
-                    seen[group[j]] = max(seen[group[j]], used[j])
+                if history and used[j] > seen[group[j]]:
+                    seen[group[j]] = used[j]
+                    _rebin(group[j], g_first, g_next, req, failures, seen, group, class_mem,
+                           cls, qpos, procs, est, qhist, qmin, seg, eseg)  # fmt: skip
             p = successes / finished_runs
         # 2. submissions now
         while nxt < n and submit[nxt] == now:
-            qhead, qtail = _enqueue(nxt, queue, qhead, qtail, qhist, qmin, cls, procs, seg)
+            if history:
+                cls[nxt] = _alloc_class(_history_alloc(nxt, req, failures, seen, group),
+                                        class_mem)  # fmt: skip
+                _link(nxt, group[nxt], g_first, g_next, g_prev)
+            qhead, qtail = _enqueue(nxt, queue, qpos, qhead, qtail, qhist, qmin, cls, procs,
+                                    est, seg, eseg)  # fmt: skip
             qlive += 1
             nxt += 1
         # 3. one pass (at most ``qlive`` runs start: make room for them first)
@@ -363,10 +414,11 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
                 blocked = j
                 head_alloc = alloc
                 break
-            _seg_set(seg[cls[j]], qhead, _NO_JOB)
+            _dequeue(j, qhead, cls, procs, qhist, seg, eseg)
+            if history:
+                _unlink(j, group[j], g_first, g_next, g_prev)
             qhead += 1
             qlive -= 1
-            qhist[cls[j], procs[j]] -= 1
             heap_size, n_running = _launch(
                 j, runs, now, alloc, estimate, z, forced, limit_alloc, procs, run, used, free,
                 class_mem, rng, failures, forced_runs, start, x, rf, ri, rx, run_end, heap,
@@ -390,9 +442,8 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
         if qlive < 2:
             continue
         # EASY. Nothing to backfill when every other waiting job needs more nodes than are free
-        # (without estimation: more than are free in the classes that hold its request). On a
-        # loaded machine that is the common case, and this check keeps such a pass O(K) instead
-        # of a walk over a queue of thousands.
+        # in the classes its bin can use. On a loaded machine that is the common case, and this
+        # check keeps such a pass O(K) instead of a walk over a queue of thousands.
         nodes_free = 0
         for c in range(k):
             nodes_free += free[c]
@@ -415,24 +466,46 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
         have_shadow = False
         shadow = np.inf
         extra = 0
+        pure = False  # both known with the reservation (``_draw_regime``)
+        drawing = False
+        first_eligible = k  # the head's eligible classes (memory >= its allocation) from here up
         pos = qhead
         while nodes_free > 0:
             # the next job, in queue order, no wider than the free nodes of the classes its bin
-            # can use (the width trees; without estimation exactly the jobs that fit)
+            # can use (with ``exact``: that fits); once the reservation is known and with
+            # ``exact``, also one that ends by the shadow time or leaves the head's reservation
+            # alone: exactly the jobs that start
             nearest = -1
             above = 0
+            spare = 0  # free nodes of the classes from c up that the head cannot use
             for c in range(k - 1, -1, -1):
                 above += free[c]
-                if above > 0:
+                if c < first_eligible:
+                    spare += free[c]
+                if above == 0:
+                    continue
+                if (exact or pure) and have_shadow:
+                    # a job of bin c ending after the shadow time takes, best fit, its nodes
+                    # beyond ``spare`` from the head's classes: at most ``extra`` of them (with
+                    # ``pure`` every job is in bin 0, whose ``spare`` is the most any job has)
+                    narrow = min(above, extra + spare)
+                    found = _seg_next_shadow(seg[c], eseg[c], pos, above, narrow, now, shadow)
+                else:
                     found = _seg_next(seg[c], pos, above)
-                    if found >= 0 and (nearest < 0 or found < nearest):
-                        nearest = found
+                if found >= 0 and (nearest < 0 or found < nearest):
+                    nearest = found
             if nearest < 0 or nearest >= qtail:
                 break
             pos = nearest
             j = queue[pos]
             pos += 1
             if j == blocked:
+                continue
+            if (drawing and now + est[j] > shadow and procs[j] > extra + spare
+                    and failures[j] < max_failures):  # fmt: skip
+                # it draws, and ends after the shadow time needing more of the head's nodes than
+                # are extra whatever its allocation: it cannot start, its decision only draws
+                draw_uniform(rng)
                 continue
             alloc, estimate, z, forced = _decide(
                 j, qlive, estimator, procs, req, free, class_nodes, class_mem, failures,
@@ -443,6 +516,12 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
                 shadow, extra = _reservation(qh, head_alloc, free, class_mem, running, n_running,
                                              run_e, ri, walk_e, walk_id)  # fmt: skip
                 have_shadow = True
+                first_eligible = _alloc_class(head_alloc, class_mem)
+                if class_mem[first_eligible] < head_alloc:
+                    first_eligible = k
+                if regimes:
+                    pure, drawing = _draw_regime(w, xr, qlive, free, class_nodes, class_mem,
+                                                 log_req_lo, log_req_hi, a, b)  # fmt: skip
             _best_fit(procs[j], alloc, free, class_mem, take)
             eligible = 0
             for c in range(k):
@@ -453,9 +532,10 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
                     continue
                 extra -= eligible
             queue[pos - 1] = -1
-            _seg_set(seg[cls[j]], pos - 1, _NO_JOB)
+            _dequeue(j, pos - 1, cls, procs, qhist, seg, eseg)
+            if history:
+                _unlink(j, group[j], g_first, g_next, g_prev)
             qlive -= 1
-            qhist[cls[j], procs[j]] -= 1
             nodes_free -= procs[j]
             heap_size, n_running = _launch(
                 j, runs, now, alloc, estimate, z, forced, limit_alloc, procs, run, used, free,
@@ -464,7 +544,59 @@ def simulate(submit, procs, run, est, req, used, group, n_groups, class_nodes, c
             run_e[runs] = now + est[j]
             min_e = min(min_e, run_e[runs])
             runs += 1
+            if regimes:  # the free nodes and the queue changed
+                pure, drawing = _draw_regime(w, xr, qlive, free, class_nodes, class_mem,
+                                             log_req_lo, log_req_hi, a, b)  # fmt: skip
     return start, failures, forced_runs, rf[:runs], ri[:runs], w, p
+
+
+# Relative margin (of M) by which the bounds of the perceptron's estimates must clear the
+# capacities: it covers a non-monotone last bit of ``tanh`` or ``log1p`` many times over.
+_REGIME_MARGIN = 1e-9
+
+
+@jit
+def _draw_regime(w, x, queue_len, free, class_nodes, class_mem, log_req_lo, log_req_hi, a, b):
+    """Whether, in the current state (free nodes, queue length, weights), the perceptron's
+    decision for a backfilling candidate (at most as wide as the free nodes) surely does not
+    draw, or surely draws: ``(pure, drawing)``.
+
+    Its estimate E' = a M tanh(b w·x) varies over the candidates only through two features, the
+    fraction of the free nodes it needs, in ``[1 / free, 1]``, and log(1 + request MB), within
+    ``[log_req_lo, log_req_hi]`` (the whole trace's); w·x is summed as :func:`_decide` sums it,
+    and rounding is monotone, so its values at the four corners bound it. It draws when E'
+    exceeds E(q), between the memory of the smallest class with a free node (q = all free
+    nodes) and of the largest (q = 1). ``x`` (F,) is work space."""
+    k = free.shape[0]
+    big = class_mem[k - 1]
+    total = 0
+    lowest = -1.0
+    highest = -1.0
+    for c in range(k):
+        total += free[c]
+        if free[c] > 0:
+            highest = class_mem[c]
+            if lowest < 0.0:
+                lowest = class_mem[c]
+    if total == 0:
+        return False, False
+    for c in range(k):
+        x[c] = free[c] / class_nodes[c]
+    x[k + 2] = math.log1p(queue_len)
+    x[k + 3] = 1.0
+    s_lo = np.inf
+    s_hi = -np.inf
+    for need in (min(1.0 / total, 1.0), 1.0):
+        for log_req in (log_req_lo, log_req_hi):
+            x[k] = need
+            x[k + 1] = log_req
+            s = _dot(w, x)
+            s_lo = min(s_lo, s)
+            s_hi = max(s_hi, s)
+    margin = _REGIME_MARGIN * big
+    pure = a * big * math.tanh(b * s_hi) + margin < lowest
+    drawing = a * big * math.tanh(b * s_lo) - margin > highest
+    return pure, drawing
 
 
 @jit
@@ -495,58 +627,126 @@ def _reservation(qh, head_alloc, free, class_mem, running, n_running, run_e, ri,
     return np.inf, 0
 
 
+# -- the queue ------------------------------------------------------------------------------------
+
+
 @jit
-def _enqueue(j, queue, qhead, qtail, qhist, qmin, cls, procs, seg):
+def _enqueue(j, queue, qpos, qhead, qtail, qhist, qmin, cls, procs, est, seg, eseg):
     """Append job ``j`` to the queue's tail (compacting a full buffer first, and rebuilding the
-    width tree then) and count it in its width bin and the tree; returns the new (head, tail)."""
+    index then) and count it in bin ``cls[j]``: its width histogram and its trees; returns the
+    new (head, tail)."""
     if qtail == queue.shape[0]:
-        qhead, qtail = _compact(queue, qhead, qtail)
-        _seg_build(seg, queue, qtail, procs, cls)
+        qhead, qtail = _compact(queue, qpos, qhead, qtail)
+        _seg_build(seg, eseg, queue, qtail, procs, est, cls)
     queue[qtail] = j
-    _seg_set(seg[cls[j]], qtail, procs[j])
-    qhist[cls[j], procs[j]] += 1
-    qmin[cls[j]] = min(qmin[cls[j]], procs[j])
+    qpos[j] = qtail
+    _bin_add(j, qtail, cls, procs, est, qhist, qmin, seg, eseg)
     return qhead, qtail + 1
 
 
-# The width trees: per bin of ``cls`` (the queue histogram's bins), a segment tree over the
-# queue buffer's positions holding the smallest width (nodes) of that bin's live jobs below each
-# node (``_NO_JOB`` for none), so that the backfilling scan jumps to the next position whose job
-# is narrow enough for the free nodes of the classes it can use instead of walking every
+@jit
+def _bin_add(j, pos, cls, procs, est, qhist, qmin, seg, eseg):
+    """Count queued job ``j`` (at buffer position ``pos``) in bin ``cls[j]``."""
+    c = cls[j]
+    _seg_set(seg[c], eseg[c], pos, procs[j], est[j])
+    qhist[c, procs[j]] += 1
+    qmin[c] = min(qmin[c], procs[j])
+
+
+@jit
+def _dequeue(j, pos, cls, procs, qhist, seg, eseg):
+    """Remove job ``j`` (leaving the queue from buffer position ``pos``) from its bin."""
+    c = cls[j]
+    _seg_set(seg[c], eseg[c], pos, _NO_JOB, np.inf)
+    qhist[c, procs[j]] -= 1
+
+
+# The history estimator's queued jobs per (user, request) pair: a doubly linked list per pair
+# (``g_first[g]``, then ``g_next``; ``g_prev`` to unlink in O(1)), so that when a pair's history
+# grows only its queued jobs are rebinned.
+
+
+@jit
+def _link(j, g, g_first, g_next, g_prev):
+    """Add queued job ``j`` to the list of its pair ``g``."""
+    g_prev[j] = -1
+    g_next[j] = g_first[g]
+    if g_first[g] >= 0:
+        g_prev[g_first[g]] = j
+    g_first[g] = j
+
+
+@jit
+def _unlink(j, g, g_first, g_next, g_prev):
+    """Remove job ``j`` (leaving the queue) from the list of its pair ``g``."""
+    if g_prev[j] >= 0:
+        g_next[g_prev[j]] = g_next[j]
+    else:
+        g_first[g] = g_next[j]
+    if g_next[j] >= 0:
+        g_prev[g_next[j]] = g_prev[j]
+
+
+@jit
+def _rebin(g, g_first, g_next, req, failures, seen, group, class_mem, cls, qpos, procs, est,
+           qhist, qmin, seg, eseg):  # fmt: skip
+    """After the history of pair ``g`` grew: move each of its queued jobs whose allocation now
+    needs another class to that class's bin."""
+    j = g_first[g]
+    while j >= 0:
+        c = _alloc_class(_history_alloc(j, req, failures, seen, group), class_mem)
+        if c != cls[j]:
+            _dequeue(j, qpos[j], cls, procs, qhist, seg, eseg)
+            cls[j] = c
+            _bin_add(j, qpos[j], cls, procs, est, qhist, qmin, seg, eseg)
+        j = g_next[j]
+
+
+# The queue index: per bin of ``cls`` (the queue histogram's bins), two segment trees over the
+# queue buffer's positions, holding below each node the smallest width (nodes; ``_NO_JOB`` for
+# none) and the smallest run-time estimate (s; ``inf`` for none) of that bin's live jobs, so that
+# the backfilling scan jumps to the next position whose job can start instead of walking every
 # position. Leaves are at ``seg[P + pos]``, ``P = seg.shape[0] // 2`` (a power of two).
 _NO_JOB = np.iinfo(np.int64).max
 
 
 @jit
-def _seg_set(seg, pos, value):
-    """Set the width at queue position ``pos`` (``_NO_JOB``: no live job there)."""
+def _seg_set(seg, eseg, pos, width, estimate):
+    """Set the width (``_NO_JOB``: no live job) and the estimate (s; ``inf``) at queue position
+    ``pos`` of one bin's trees."""
     i = seg.shape[0] // 2 + pos
-    seg[i] = value
+    seg[i] = width
+    eseg[i] = estimate
     i >>= 1
     while i >= 1:
         seg[i] = min(seg[2 * i], seg[2 * i + 1])
+        eseg[i] = min(eseg[2 * i], eseg[2 * i + 1])
         i >>= 1
 
 
 @jit
-def _seg_build(seg, queue, qtail, procs, cls):
-    """Rebuild the trees (one per bin of ``cls``, the rows of ``seg``) from the buffer's
-    positions ``0 .. qtail-1`` (after a compaction)."""
+def _seg_build(seg, eseg, queue, qtail, procs, est, cls):
+    """Rebuild the trees (one pair per bin of ``cls``, the rows of ``seg`` and ``eseg``) from
+    the buffer's positions ``0 .. qtail-1`` (after a compaction)."""
     half = seg.shape[1] // 2
     seg[:, :] = _NO_JOB
+    eseg[:, :] = np.inf
     for pos in range(qtail):
-        if queue[pos] >= 0:
-            seg[cls[queue[pos]], half + pos] = procs[queue[pos]]
+        j = queue[pos]
+        if j >= 0:
+            seg[cls[j], half + pos] = procs[j]
+            eseg[cls[j], half + pos] = est[j]
     for c in range(seg.shape[0]):
         for i in range(half - 1, 0, -1):
             seg[c, i] = min(seg[c, 2 * i], seg[c, 2 * i + 1])
+            eseg[c, i] = min(eseg[c, 2 * i], eseg[c, 2 * i + 1])
 
 
 @jit
 def _seg_next(seg, lo, limit):
     """The first queue position ``>= lo`` whose job is at most ``limit`` nodes wide, or -1."""
     half = seg.shape[0] // 2
-    if lo >= half:
+    if lo >= half or seg[1] > limit:
         return -1
     i = half + lo
     if seg[i] <= limit:
@@ -567,12 +767,55 @@ def _seg_next(seg, lo, limit):
 
 
 @jit
-def _compact(queue, qhead, qtail):
-    """Move the live entries of the queue buffer to its front; returns the new (head, tail)."""
+def _may_start(seg, eseg, i, fit, narrow, now, shadow):
+    """Whether node ``i`` of one bin's trees may hold a job at most ``narrow`` nodes wide, or
+    at most ``fit`` wide and ending by ``shadow`` (s) when started ``now`` (exact at a leaf)."""
+    return seg[i] <= narrow or (seg[i] <= fit and now + eseg[i] <= shadow)
+
+
+@jit
+def _seg_next_shadow(seg, eseg, lo, fit, narrow, now, shadow):
+    """The first queue position ``>= lo`` whose job is at most ``narrow`` nodes wide, or at most
+    ``fit`` wide and ending by ``shadow`` when started ``now``; -1 if none.
+
+    ``narrow <= fit``. A node's two minima may come from different jobs, so a node that may
+    hold one can hold none: the descent then climbs on to the next subtree to the right (a
+    depth-first search in position order, pruned by the minima). ``now + estimate`` is the
+    scan's own sum, so the test is exactly the scan's."""
+    half = seg.shape[0] // 2
+    if lo >= half or not _may_start(seg, eseg, 1, fit, narrow, now, shadow):
+        return -1
+    i = half + lo
+    if _may_start(seg, eseg, i, fit, narrow, now, shadow):
+        return lo
+    while True:
+        while i & 1:  # a right child (or the root): up
+            if i == 1:
+                return -1
+            i >>= 1
+        i += 1  # the right sibling
+        if not _may_start(seg, eseg, i, fit, narrow, now, shadow):
+            continue
+        while i < half:  # down, leftmost first, while a child may hold one
+            if _may_start(seg, eseg, 2 * i, fit, narrow, now, shadow):
+                i = 2 * i
+            elif _may_start(seg, eseg, 2 * i + 1, fit, narrow, now, shadow):
+                i = 2 * i + 1
+            else:
+                break  # a dead end: climb on from here
+        if i >= half:
+            return i - half
+
+
+@jit
+def _compact(queue, qpos, qhead, qtail):
+    """Move the live entries of the queue buffer to its front (and their positions in ``qpos``);
+    returns the new (head, tail)."""
     out = 0
     for i in range(qhead, qtail):
         if queue[i] >= 0:
             queue[out] = queue[i]
+            qpos[queue[i]] = out
             out += 1
     return 0, out
 

@@ -515,6 +515,50 @@ def test_compiled_matches_reference(workload, seed, max_failures):
         check_against_reference(jobs, cfg)
 
 
+EASY_COMBOS = [combo for combo in COMBOS if combo["scheduler"] == "easy"]
+
+
+@st.composite
+def crowded_workloads(draw, max_jobs=40):
+    """(jobs, class_nodes, class_memory_mb) that keep EASY's queue long, for the backfilling
+    scan's queue index: 2-3 classes of 2-4 nodes, 10-40 jobs submitted within 20 s, requested
+    times often far above the run time (jobs that fit but end after the shadow time, which
+    only the head's extra nodes can take) or below it (runs that outlive them), two users and
+    two requests per class (the history estimator's (user, request) pairs repeat, so its
+    allocation of a waiting job changes class when its pair succeeds)."""
+    k = draw(st.integers(2, 3))
+    memories = draw(st.lists(st.sampled_from(MEMORIES), min_size=k, max_size=k, unique=True))
+    nodes = draw(st.lists(st.integers(2, 4), min_size=k, max_size=k))
+    jobs = []
+    for _ in range(draw(st.integers(10, max_jobs))):
+        req = draw(st.sampled_from([m * f for m in memories for f in (1.0, 0.5)]))
+        used = req * draw(st.sampled_from((1.0, 0.5, 0.25, 0.1)))
+        room = sum(nn for nn, mm in zip(nodes, memories, strict=True) if mm >= req)
+        run = draw(st.integers(1, 60))
+        est = draw(st.sampled_from((run, 4 * run, max(run // 4, 1), 300)))
+        jobs.append(Job(float(draw(st.integers(0, 20))), draw(st.integers(1, room)), float(run),
+                        req, used, draw(st.integers(0, 1)), float(est)))  # fmt: skip
+    jobs.sort(key=lambda j: j.submit)
+    return jobs, tuple(nodes), tuple(memories)
+
+
+@settings(SETTINGS, max_examples=150)
+@given(crowded_workloads(),
+       st.one_of(st.sampled_from([c for c in EASY_COMBOS if c["estimator"] != "perceptron"]),
+                 st.sampled_from(EASY_COMBOS)),
+       st.integers(0, 2**64 - 1), st.sampled_from((50, 2)))  # fmt: skip
+def test_crowded_easy_matches_reference(workload, combo, seed, max_failures):
+    """EASY on crowded queues, every estimator, feedback, gradient and memory limit (half the
+    examples without estimation or with history, whose index is exact): the kernel's scan,
+    which jumps over the waiting jobs that cannot start (by width, class, run-time estimate and
+    the head's extra nodes; for the perceptron, by bounds of its estimates), equals the
+    reference's walk over every waiting job, run by run."""
+    jobs, nodes, memories = workload
+    cfg = MemoryConfig(class_nodes=nodes, class_memory_mb=memories, seed=seed,
+                       max_failures=max_failures, **combo)  # fmt: skip
+    check_against_reference(jobs, cfg)
+
+
 # -- degenerate settings: the base engine ---------------------------------------------------------
 
 
