@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 from scheduler.core.errors import ConfigurationError
+from scheduler.predictors._nag import UNROLLED_N
 from scheduler.predictors.losses import GAMMA_FLOOR, parse_loss
 from scheduler.predictors.nag import NagLearner, basis_dim, expand
+from scheduler.sim._predict_kernel import N_FEAT
 
 # -- the reference ------------------------------------------------------------------------------
 
@@ -164,12 +166,35 @@ def test_predict_leaves_the_state_unchanged():
         np.testing.assert_array_equal(u, v)
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, 5])
+@pytest.mark.parametrize("n", [0, 1, 2, 5, UNROLLED_N - 1, UNROLLED_N, UNROLLED_N + 1])
 @pytest.mark.parametrize("squares", [False, True])
 def test_basis(n: int, squares: bool):
-    x = np.arange(1.0, n + 1)
+    # UNROLLED_N features take the unrolled expansion, the others the same code with the count
+    # read at run time: the same products either way
+    x = np.random.default_rng(n).normal(0, 1, n) * np.logspace(-3, 5, n)
     assert basis_dim(n, squares) == 1 + n + n * (n - 1) // 2 + (n if squares else 0)
     np.testing.assert_array_equal(expand(x, squares=squares), ref_phi(x, squares))
+
+
+def test_the_unrolled_count_is_the_prediction_kernels_feature_count():
+    assert UNROLLED_N == N_FEAT
+
+
+@pytest.mark.parametrize("squares", [False, True])
+def test_compiled_nag_matches_numpy_reference_on_the_kernels_features(squares: bool):
+    """The learner on UNROLLED_N features (the unrolled expansion), as the simulation uses it."""
+    x, p, q = stream(5, k=300)
+    rng = np.random.default_rng(6)
+    x = np.hstack([x] * (UNROLLED_N // x.shape[1])) * rng.uniform(0.5, 2.0, UNROLLED_N)
+    ref = RefNag(UNROLLED_N, "eloss", 50.0, 0.0, squares)
+    learner = NagLearner(UNROLLED_N, loss="eloss", eta=50.0, squares=squares)
+    for k in range(len(p)):
+        assert learner.predict(x[k]) == pytest.approx(ref.predict(x[k]), rel=1e-9, abs=1e-9)
+        learner.update(x[k], p[k], q[k])
+        ref.update(x[k], p[k], q[k])
+    np.testing.assert_allclose(learner.weights, ref.w, rtol=1e-9, atol=1e-300)
+    np.testing.assert_allclose(learner.scales, ref.s, rtol=1e-12)
+    assert np.any(ref.w != 0)
 
 
 def test_basis_order_by_hand():

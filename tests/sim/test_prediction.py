@@ -92,6 +92,20 @@ def test_requested_easy_is_plain_easy_on_kth(kth):
     assert variant.total_corrections == 0
 
 
+def test_requested_sjbf_is_plain_spf_backfilling_on_kth(kth):
+    """The whole log: queues of hundreds of jobs, so the SJBF walk and the test that a pass can
+    start anything skip blocks of BQ by their smallest processor count (``_backfill_sjbf``), as
+    the base kernel's indexed SPF backfilling does."""
+    plain = simulate(kth, backfill="SPF")
+    for correction in CORRECTIONS.names():
+        variant = simulate_predicted(
+            kth, predictor="requested", correction=correction, backfill_order="sjbf"
+        )
+        assert variant.jobs["start_s"].to_list() == plain.jobs["start_s"].to_list()
+        assert variant.jobs["backfilled"].to_list() == plain.jobs["backfilled"].to_list()
+        assert variant.total_corrections == 0
+
+
 def test_clairvoyant_easy_is_clairvoyant_simulate_on_kth(kth):
     plain = simulate(kth, estimate="clairvoyant")
     for correction in CORRECTIONS.names():
@@ -342,6 +356,31 @@ def test_compiled_variant_matches_reference_on_longer_queues(correction):
                 assert fast == naive, kwargs
 
 
+def test_compiled_variant_matches_reference_on_queues_of_many_blocks():
+    """Bursts of 150-260 jobs on 64 processors: a waiting queue of a hundred jobs and more, so
+    BQ spans several blocks of ``_kernel._BLOCK`` positions and the SJBF walk skips blocks, jumps
+    past candidates ending after the shadow time and stops when no extra processors are left,
+    while AVE2 predictions are corrected."""
+    rng = np.random.default_rng(36)
+    for _ in range(4):
+        m = 64
+        n = int(rng.integers(150, 261))
+        jobs = []
+        for job_id in range(1, n + 1):
+            run = int(rng.integers(1, 40)) * 60
+            req = run if rng.random() < 0.2 else int(rng.integers(run, 4 * run + 600))
+            # mostly wide jobs, some narrow ones to backfill
+            procs = int(rng.integers(1, 5)) if rng.random() < 0.3 else int(rng.integers(16, m + 1))
+            submit = int(rng.integers(0, 3000))
+            jobs.append(job(job_id, submit, procs, run, req, int(rng.integers(0, 6))))
+        for predictor in ("ave2", "requested"):
+            for correction in ("incremental", "doubling"):
+                kwargs = {"predictor": predictor, "correction": correction,
+                          "backfill_order": "sjbf"}  # fmt: skip
+                fast, naive = both(jobs, m, **kwargs)
+                assert fast == naive, kwargs
+
+
 # -- no look-ahead ---------------------------------------------------------------------------------
 
 
@@ -404,6 +443,35 @@ def test_bad_names_are_configuration_errors(kth):
         simulate_predicted(kth, backfill_order="lifo")
     with pytest.raises(ConfigurationError, match="loss"):
         simulate_predicted(kth, predictor="nag", loss="over=cubic")
+
+
+def test_users_are_told_apart_by_their_number_whatever_its_values():
+    """The users' numbering (a table of small non-negative numbers, else ``np.unique``) gives
+    the schedule of the same users numbered 0, 1, 2 in the order of their numbers."""
+    rng = np.random.default_rng(3)
+    n = 200
+    submit = np.sort(rng.integers(0, 5000, n)).astype(float)
+    procs = rng.integers(1, 5, n).astype(float)
+    run = rng.integers(1, 600, n).astype(float)
+    req = run * rng.uniform(1, 3, n)
+    rank = rng.integers(0, 3, n)
+    reference = simulate_predicted_arrays(submit, procs, run, req, rank, 8, predictor="nag")
+    for numbers in ([5, 17, 40], [-1, 0, 7], [0, 10**12, 10**15], [2.0, 2.5, 3.0]):
+        out = simulate_predicted_arrays(
+            submit, procs, run, req, np.array(numbers)[rank], 8, predictor="nag"
+        )
+        for name in ("start_s", "prediction_s", "corrections", "features"):
+            np.testing.assert_array_equal(getattr(out, name), getattr(reference, name))
+
+
+def test_features_are_returned_only_when_asked_for():
+    jobs = [job(1, 0, 2, 100, 1000, 7), job(2, 0, 1, 50, 500, 7), job(3, 10, 1, 5, 10, 8)]
+    kept = run_variant(jobs, 4, predictor="nag")
+    bare = run_variant(jobs, 4, predictor="nag", features=False)
+    assert kept.features.shape == (3, 20)
+    assert bare.features is None
+    np.testing.assert_array_equal(bare.start_s, kept.start_s)
+    np.testing.assert_array_equal(bare.prediction_s, kept.prediction_s)
 
 
 def test_registries_name_the_variant():
