@@ -57,21 +57,31 @@ REASSOCIATE_FLAGS = frozenset({"reassoc", "contract", "nsz", "arcp"})
 
 
 def jit(
-    func: Callable[..., Any] | None = None, *, reassociate: bool = False, inline: bool = False
+    func: Callable[..., Any] | None = None,
+    *,
+    reassociate: bool = False,
+    inline: bool = False,
+    refcounts: bool = True,
 ) -> Any:
     """``njit(cache=True, nogil=True)(func)``, or ``njit(nogil=True)(func)`` with one warning
     when numba has no writable cache directory. ``@jit``, ``@jit(reassociate=True)`` or
     ``@jit(inline=True)``: numba inlines the function into every jitted caller (``inline=
     "always"``), saving the call (its array arguments, several words each) where it is called
-    per event."""
+    per event. ``@jit(refcounts=False)``: compiled without numba's runtime (``_nrt=False``),
+    so without the atomic reference count updates numba otherwise wraps around every array
+    argument of a call and of an inlined helper (a locked increment and decrement each, which
+    pruning removes only in simple control flow); such a function may not allocate or return
+    an array, and may only be called while its caller holds the arrays."""
     if func is None:
-        return lambda f: jit(f, reassociate=reassociate, inline=inline)
+        return lambda f: jit(f, reassociate=reassociate, inline=inline, refcounts=refcounts)
     global NOT_CACHED_REASON
     options: dict[str, Any] = {"nogil": True}
     if inline:
         options["inline"] = "always"
     if reassociate:
         options["fastmath"] = set(REASSOCIATE_FLAGS)
+    if not refcounts:
+        options["_nrt"] = False
     if NOT_CACHED_REASON is None:
         try:
             return njit(cache=True, **options)(func)

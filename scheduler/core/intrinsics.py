@@ -39,12 +39,26 @@ def _memmove(typingctx, dst, src, nbytes):  # type: ignore[no-untyped-def]
     return sig, codegen
 
 
+@intrinsic
+def _data_address(typingctx, array):  # type: ignore[no-untyped-def]
+    """The address of ``array``'s first element, read from the array structure itself:
+    ``array.ctypes.data`` builds a ctypes object that holds a reference to the array, and the
+    atomic reference count updates around it (an NRT call each) cost more than the move."""
+    sig = types.uintp(array)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        return builder.ptrtoint(data, context.get_value_type(types.uintp))
+
+    return sig, codegen
+
+
 @jit
 def shift_right(array, row, lo, size):  # type: ignore[no-untyped-def]
     """``array[row, lo + 1 : size + 1] = array[row, lo:size]`` (overlapping, one memmove)."""
     if size > lo:
         item = array.itemsize
-        at = array.ctypes.data + (row * array.shape[1] + lo) * item
+        at = _data_address(array) + (row * array.shape[1] + lo) * item
         _memmove(at + item, at, (size - lo) * item)
 
 
@@ -53,5 +67,5 @@ def shift_left(array, row, lo, size):  # type: ignore[no-untyped-def]
     """``array[row, lo : size - 1] = array[row, lo + 1 : size]`` (overlapping, one memmove)."""
     if size > lo + 1:
         item = array.itemsize
-        at = array.ctypes.data + (row * array.shape[1] + lo) * item
+        at = _data_address(array) + (row * array.shape[1] + lo) * item
         _memmove(at, at + item, (size - lo - 1) * item)

@@ -14,9 +14,11 @@ Array layout (all C-contiguous, ``n`` jobs in (submit time, job number) order):
     primary base / divisor, backfill base / divisor: key(now) = base + (now - submit) / divisor.
 ``istate`` int64 (I_ROWS,)
     counters: next job to submit, queue entries (waiting + dead), running count, heap size,
-    free processors, dead queue entries (started, not yet compacted away), and a position of
+    free processors, dead queue entries (started, not yet compacted away), a position of
     the static primary list before which every entry is dead (0 is always true; whoever
-    inserts into that list before it moves it back).
+    inserts into that list before it moves it back), and a pending pass: 1 when ``advance``
+    paused at an instant whose completions and submissions it had applied but whose pass it
+    had not run (``pause_overdue_s``), with that instant's bits (float64 viewed as int64).
 ``iwork`` int64 (IW_ROWS, n)
     QUEUE (queued jobs in job order), PQ and BQ (the same jobs sorted by a static primary /
     backfill key, maintained only for static policies), RUNNING (sorted by estimated end, job
@@ -60,6 +62,13 @@ is fixed), so the skips change no decision:
 
 The engine derives ``b_mode`` from the pair's keys (:class:`scheduler.sim.engine.Simulation`).
 
+The pass (``_schedule`` and what it calls) is compiled without numba's runtime
+(``jit(refcounts=False)``): numba would otherwise wrap every array argument of a call, and of
+each inlined helper, in locked reference count updates, which were most of the time of a
+CEA-Curie week (``docs/benchmarks.md``). So the pass allocates nothing: candidates are sorted
+in place (a heapsort on (key, job), which is the stable order since CAND holds jobs in job
+order) and outlived jobs are revised without a copy.
+
 The functions are compiled by :func:`scheduler.core.compile.jit` (in memory, with a warning,
 when numba has no writable cache directory); :mod:`scheduler.sim.cache` repairs a cache whose
 files cannot be read.
@@ -78,8 +87,8 @@ JOB_ROWS = 6
 # rows of ``keys``
 P_BASE, P_DIV, B_BASE, B_DIV = range(4)
 # entries of ``istate``
-NEXT_SUB, QLEN, RLEN, HLEN, FREE, DEAD, P_HEAD = range(7)
-I_ROWS = 7
+NEXT_SUB, QLEN, RLEN, HLEN, FREE, DEAD, P_HEAD, PENDING, PENDING_NOW = range(9)
+I_ROWS = 9
 # rows of ``iwork``
 QUEUE, PQ, BQ, RUNNING, HEAP, STATUS, CAND, BQ_PROCS, BQ_MIN = range(9)
 IW_ROWS = 9
@@ -215,7 +224,7 @@ def _start(j, now, how, jobs, istate, iwork, fwork):
     istate[RLEN] = _running_insert(jobs, iwork, fwork, istate[RLEN], j)
 
 
-@jit
+@jit(refcounts=False)
 def _revise_outlived(now, outlive, jobs, istate, iwork, fwork):
     """Revise the estimate of every running job whose estimated end is <= now (docs: outlive)."""
     # outlived jobs sit at the front of the sorted running list; take them out first, then
@@ -225,11 +234,12 @@ def _revise_outlived(now, outlive, jobs, istate, iwork, fwork):
         count += 1
     if count == 0:
         return
-    outlived = iwork[RUNNING, :count].copy()
-    for i in range(count, istate[RLEN]):
-        iwork[RUNNING, i - count] = iwork[RUNNING, i]
-    istate[RLEN] -= count
-    for k in outlived:
+    # one at a time from the front (no copy: the pass allocates nothing); a revised job ends
+    # after now, so it goes behind the outlived ones still waiting at the front
+    for _ in range(count):
+        k = iwork[RUNNING, 0]
+        shift_left(iwork, RUNNING, 0, istate[RLEN])
+        istate[RLEN] -= 1
         start = fwork[START, k]
         if outlive == OUTLIVE_DOUBLE:
             while start + fwork[EST_CUR, k] <= now:
@@ -313,19 +323,58 @@ def _startable_keyed(now, head, shadow, extra, keyed, jobs, istate, iwork, fwork
     return count
 
 
-@jit
+@jit(inline=True)
+def _key_before(iwork, fwork, a, b):
+    """True when entry ``a`` of CAND/KEY sorts before entry ``b``: by KEY (NaN after every
+    number, as numpy sorts it), then by job (CAND holds jobs in job order, so this is the
+    stable order; entries set to -1 sort first among equal keys and are skipped by readers)."""
+    ka = fwork[KEY, a]
+    kb = fwork[KEY, b]
+    if ka < kb:
+        return True
+    if ka > kb:
+        return False
+    a_nan = np.isnan(ka)
+    if a_nan != np.isnan(kb):
+        return not a_nan
+    return iwork[CAND, a] < iwork[CAND, b]
+
+
+@jit(inline=True)
+def _sift_down(iwork, fwork, root, size):
+    while True:
+        child = 2 * root + 1
+        if child >= size:
+            return
+        if child + 1 < size and _key_before(iwork, fwork, child, child + 1):
+            child += 1
+        if not _key_before(iwork, fwork, root, child):
+            return
+        iwork[CAND, root], iwork[CAND, child] = iwork[CAND, child], iwork[CAND, root]
+        fwork[KEY, root], fwork[KEY, child] = fwork[KEY, child], fwork[KEY, root]
+        root = child
+
+
+@jit(refcounts=False)
 def _ordered_candidates(count, iwork, fwork):
-    """CAND[:count] stably sorted by KEY (collected in job order: ties by submit, number)."""
-    return iwork[CAND, :count][np.argsort(fwork[KEY, :count], kind="mergesort")]
+    """Sort CAND[:count] in place by KEY, ties in the order collected (job order: submit,
+    number), as a stable sort would: a heapsort on (key, job), which needs no buffer (the
+    pass runs without numba's runtime, so it allocates nothing). KEY moves along."""
+    for root in range(count // 2 - 1, -1, -1):
+        _sift_down(iwork, fwork, root, count)
+    for end in range(count - 1, 0, -1):
+        iwork[CAND, 0], iwork[CAND, end] = iwork[CAND, end], iwork[CAND, 0]
+        fwork[KEY, 0], fwork[KEY, end] = fwork[KEY, end], fwork[KEY, 0]
+        _sift_down(iwork, fwork, 0, end)
 
 
 @jit(inline=True)
 def _sort_candidates(count, iwork, fwork):
     """Sort CAND[:count] in place, stably by KEY (most candidates are refused, so one sort beats
-    repeated minimum scans): by insertion when they are few (no allocation), else a mergesort.
-    KEY is left in no particular order."""
+    repeated minimum scans): by insertion when they are few, else a heapsort on (key, job)
+    (:func:`_ordered_candidates`). KEY moves along."""
     if count > _INSERTION_SORT_MAX:
-        iwork[CAND, :count] = _ordered_candidates(count, iwork, fwork)
+        _ordered_candidates(count, iwork, fwork)
         return
     for i in range(1, count):
         j = iwork[CAND, i]
@@ -392,7 +441,9 @@ def _start_from_head(now, threshold_s, p_static, p_row, jobs, keys, istate, iwor
         if jobs[PROCS, j] > istate[FREE]:
             return j, count
         _start(j, now, STARTED_HEAD, jobs, istate, iwork, fwork)
-    for j in _ordered_candidates(count, iwork, fwork):
+    _ordered_candidates(count, iwork, fwork)
+    for i in range(count):
+        j = iwork[CAND, i]
         if j < 0 or iwork[STATUS, j] != WAITING:
             continue
         if jobs[PROCS, j] > istate[FREE]:
@@ -401,7 +452,7 @@ def _start_from_head(now, threshold_s, p_static, p_row, jobs, keys, istate, iwor
     return -1, count
 
 
-@jit
+@jit(refcounts=False)
 def _backfill_overdue(now, threshold_s, head, shadow, extra, jobs, istate, iwork, fwork):
     """Step 4's first part under ``threshold_backfill``: try the overdue candidates (waiting
     more than Θ) in job order; return the extra processors left.
@@ -492,7 +543,7 @@ def _backfill_indexed(now, head, shadow, extra, b_mode, jobs, istate, iwork, fwo
             return
 
 
-@jit
+@jit(refcounts=False)
 def _schedule(now, p_static, p_row, b_static, b_mode, threshold_s, threshold_backfill, backfill,
               classic, outlive, jobs, keys, istate, iwork, fwork):  # fmt: skip
     """One scheduling pass at ``now`` (docs/simulator.md, steps 1-5); ``p_row``: PQ, or BQ when
@@ -639,6 +690,114 @@ def _index_rebuild(jobs, iwork, istate):
         iwork[BQ_MIN, b] = iwork[BQ_PROCS, b * _BLOCK : min(qlen, (b + 1) * _BLOCK)].min()
 
 
+# -- pausing before a pass a threshold would change ----------------------------------------------
+
+
+@jit
+def _float_bits(value):
+    """The bits of float64 ``value`` as an int64 (stored in ``istate``)."""
+    return np.array([value], dtype=np.float64).view(np.int64)[0]
+
+
+@jit
+def _set_pending(now, istate):
+    """Mark the pass at ``now`` pending (``advance`` paused before it)."""
+    istate[PENDING] = 1
+    istate[PENDING_NOW] = _float_bits(now)
+
+
+@jit
+def _bits_float(bits):
+    """The float64 whose bits :func:`_float_bits` gave."""
+    return np.array([bits], dtype=np.int64).view(np.float64)[0]
+
+
+@jit(refcounts=False)
+def _same_pass_under(now, theta, p_static, p_row, b_static, b_mode, jobs, keys, istate, iwork,
+                     fwork):  # fmt: skip
+    """True when the pass at ``now`` under Θ = ``theta`` makes exactly the decisions of the pass
+    without threshold (the run's own, ``threshold_s = inf``, plain backfill order), on the
+    state after the instant's completions and submissions. Reads the state only (CAND and KEY
+    are scratch).
+
+    Θ acts on a pass only through step 1 (``threshold_backfill`` off): the overdue jobs O are
+    tried first in job order, then the others in the primary order. The plain pass starts the
+    jobs before its head h in the primary order (set S) and blocks at h (none: all start).
+    Under Θ the same jobs start and the same head blocks, so everything after (reservation,
+    backfilling) is equal, exactly when either h is not overdue (or there is none) and O is
+    within S (the overdue jobs all fit, then the rest of S in primary order, then h fails as
+    before), or h is overdue and S is the set of overdue jobs before h in job order (those
+    start, then h fails with the same free processors). A pass that starts nothing because no
+    waiting job fits is the same under any Θ.
+    """
+    if istate[FREE] == 0 or not _fits_somewhere(b_static and b_mode != B_PLAIN, jobs, istate,
+                                                 iwork):  # fmt: skip
+        return True
+    free = istate[FREE]
+    qlen = istate[QLEN]
+    head = -1
+    stop = 0  # position of the head in the walked list
+    started = 0  # |S|
+    started_overdue = 0  # |S ∩ O|
+    if p_static:
+        stop = qlen
+        for i in range(istate[P_HEAD], qlen):
+            j = iwork[p_row, i]
+            if iwork[STATUS, j] != WAITING:
+                continue
+            q = np.int64(jobs[PROCS, j])
+            if q > free:
+                head = j
+                stop = i
+                break
+            free -= q
+            started += 1
+            if now - jobs[SUBMIT, j] > theta:
+                started_overdue += 1
+    else:
+        # the primary step's selection: the smallest key first, ties in job order
+        count = _dynamic_keys(now, P_BASE, P_DIV, False, -1, np.inf, np.int64(0), jobs, keys,
+                              istate, iwork, fwork)  # fmt: skip
+        _ordered_candidates(count, iwork, fwork)
+        stop = count
+        for i in range(count):
+            j = iwork[CAND, i]
+            q = np.int64(jobs[PROCS, j])
+            if q > free:
+                head = j
+                stop = i
+                break
+            free -= q
+            started += 1
+            if now - jobs[SUBMIT, j] > theta:
+                started_overdue += 1
+    if head < 0:
+        return True  # every waiting job starts, overdue or not
+    # O: the overdue jobs form a prefix of the waiting jobs in job order (QUEUE)
+    overdue = 0
+    overdue_before_head = 0
+    for i in range(qlen):
+        j = iwork[QUEUE, i]
+        if iwork[STATUS, j] != WAITING:
+            continue
+        if not now - jobs[SUBMIT, j] > theta:
+            break
+        overdue += 1
+        if j < head:
+            overdue_before_head += 1
+    if not now - jobs[SUBMIT, head] > theta:
+        return started_overdue == overdue
+    if started != overdue_before_head or started_overdue != started:
+        return False
+    # S must be exactly the overdue jobs before h in job order: each started one precedes h
+    first = istate[P_HEAD] if p_static else 0
+    for i in range(first, stop):
+        j = iwork[p_row, i] if p_static else iwork[CAND, i]
+        if iwork[STATUS, j] == WAITING and j > head:
+            return False
+    return True
+
+
 # -- the event loop ------------------------------------------------------------------------------
 
 
@@ -657,14 +816,17 @@ def advance(jobs, keys, p_static, p_row, b_static, b_mode, threshold_s, threshol
     booleans (``threshold_backfill``: backfill candidates in the thresholded order, overdue
     jobs first); ``outlive`` is one of the ``OUTLIVE_*`` codes.
 
-    ``pause_overdue_s`` (s, ``inf``: never) also stops the loop, before anything of that
-    instant is applied, at the first instant ``now`` at which a waiting job has waited more
-    than ``pause_overdue_s`` (``now - submit > pause_overdue_s``): the instant from which a run
-    under Θ = ``pause_overdue_s`` may differ from this one (:mod:`scheduler.sim.sweep`).
+    ``pause_overdue_s`` (s, ``inf``: never) also stops the loop, after the instant's
+    completions and submissions and before its pass, at the first instant ``now`` at which a
+    run under Θ = ``pause_overdue_s`` would pass differently from this one: a waiting job has
+    waited more than ``pause_overdue_s`` (``now - submit > pause_overdue_s``) and
+    :func:`_same_pass_under` does not show the pass unchanged (with ``threshold_backfill`` or a
+    finite ``threshold_s`` the first such instant, untested). Up to there the two runs are the
+    same (:mod:`scheduler.sim.sweep`). The pass left pending (``istate[PENDING]``) runs first
+    at the next call, which first checks its own ``pause_overdue_s`` at that instant.
     The oldest waiting job is the first waiting one in job order, found by a cursor that only
     moves forward (O(n) per call in all).
     """
-    n = jobs.shape[1]
     # the policies may have changed since the last call: rebuild the sorted lists
     _compact(iwork, istate, False, False)
     own_pq = p_static and p_row == PQ
@@ -677,38 +839,52 @@ def advance(jobs, keys, p_static, p_row, b_static, b_mode, threshold_s, threshol
             _index_rebuild(jobs, iwork, istate)
     instants = 0
     oldest = 0
+    exact_pause = threshold_s == np.inf and not threshold_backfill
+    n = jobs.shape[1]
+    # a paused instant first: its completions and submissions are applied, its pass is not
+    pending = istate[PENDING] == 1
+    now = _bits_float(istate[PENDING_NOW]) if pending else -np.inf
+    if pending and now >= t_stop:
+        return instants
+    istate[PENDING] = 0
     while True:
-        t_sub = jobs[SUBMIT, istate[NEXT_SUB]] if istate[NEXT_SUB] < n else np.inf
-        t_end = fwork[END, iwork[HEAP, 0]] if istate[HLEN] > 0 else np.inf
-        now = min(t_sub, t_end)
-        if now == np.inf or now >= t_stop:
-            return instants
+        if not pending:
+            t_sub = jobs[SUBMIT, istate[NEXT_SUB]] if istate[NEXT_SUB] < n else np.inf
+            t_end = fwork[END, iwork[HEAP, 0]] if istate[HLEN] > 0 else np.inf
+            now = min(t_sub, t_end)
+            if now == np.inf or now >= t_stop:
+                return instants
+            while istate[HLEN] > 0 and fwork[END, iwork[HEAP, 0]] <= now:
+                j, size = _heap_pop(iwork, fwork, istate[HLEN])
+                istate[HLEN] = size
+                istate[FREE] += np.int64(jobs[PROCS, j])
+                istate[RLEN] = _running_remove(jobs, iwork, fwork, istate[RLEN], j)
+            while istate[NEXT_SUB] < n and jobs[SUBMIT, istate[NEXT_SUB]] <= now:
+                j = istate[NEXT_SUB]
+                size = istate[QLEN]
+                iwork[QUEUE, size] = j
+                if own_pq:
+                    pos = _sorted_insert(iwork, PQ, size, j, keys, P_BASE)
+                    istate[P_HEAD] = min(istate[P_HEAD], pos)
+                if indexed:
+                    pos = _index_insert(jobs, iwork, size, j, keys)
+                elif b_static:
+                    pos = _sorted_insert(iwork, BQ, size, j, keys, B_BASE)
+                if b_static and p_row == BQ:
+                    istate[P_HEAD] = min(istate[P_HEAD], pos)
+                istate[QLEN] = size + 1
+                istate[NEXT_SUB] = j + 1
+        pending = False
         if pause_overdue_s < np.inf:
-            # jobs submitted at `now` have waited 0 s: only the already submitted ones matter
+            # jobs submitted at `now` have waited 0 s and are never overdue
             while oldest < istate[NEXT_SUB] and iwork[STATUS, oldest] != WAITING:
                 oldest += 1
-            if oldest < istate[NEXT_SUB] and now - jobs[SUBMIT, oldest] > pause_overdue_s:
+            if (oldest < istate[NEXT_SUB] and now - jobs[SUBMIT, oldest] > pause_overdue_s
+                    and not (exact_pause and _same_pass_under(
+                        now, pause_overdue_s, p_static, p_row, b_static, b_mode, jobs, keys,
+                        istate, iwork, fwork))):  # fmt: skip
+                _set_pending(now, istate)
                 return instants
-        while istate[HLEN] > 0 and fwork[END, iwork[HEAP, 0]] <= now:
-            j, size = _heap_pop(iwork, fwork, istate[HLEN])
-            istate[HLEN] = size
-            istate[FREE] += np.int64(jobs[PROCS, j])
-            istate[RLEN] = _running_remove(jobs, iwork, fwork, istate[RLEN], j)
-        while istate[NEXT_SUB] < n and jobs[SUBMIT, istate[NEXT_SUB]] <= now:
-            j = istate[NEXT_SUB]
-            size = istate[QLEN]
-            iwork[QUEUE, size] = j
-            if own_pq:
-                pos = _sorted_insert(iwork, PQ, size, j, keys, P_BASE)
-                istate[P_HEAD] = min(istate[P_HEAD], pos)
-            if indexed:
-                pos = _index_insert(jobs, iwork, size, j, keys)
-            elif b_static:
-                pos = _sorted_insert(iwork, BQ, size, j, keys, B_BASE)
-            if b_static and p_row == BQ:
-                istate[P_HEAD] = min(istate[P_HEAD], pos)
-            istate[QLEN] = size + 1
-            istate[NEXT_SUB] = j + 1
         _schedule(now, p_static, p_row, b_static, b_mode, threshold_s, threshold_backfill,
                   backfill, classic, outlive, jobs, keys, istate, iwork, fwork)  # fmt: skip
         if istate[DEAD] > _DEAD_SLACK + (istate[QLEN] - istate[DEAD]) // 4:

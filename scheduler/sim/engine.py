@@ -235,9 +235,15 @@ class Simulation:
 
     @property
     def done(self) -> bool:
-        """True when every job has started and finished."""
+        """True when every job has started and finished (no pass is pending either: a run
+        paused by ``pause_overdue_s`` may have applied the last completions but not the pass
+        that starts the waiting jobs)."""
         n = self.jobs.shape[1]
-        return bool(self.istate[kernel.NEXT_SUB] == n and self.istate[kernel.HLEN] == 0)
+        return bool(
+            self.istate[kernel.NEXT_SUB] == n
+            and self.istate[kernel.HLEN] == 0
+            and not self.istate[kernel.PENDING]
+        )
 
     @property
     def kernel_order(self) -> np.ndarray | None:

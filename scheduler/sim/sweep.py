@@ -1,11 +1,13 @@
 """One EASY configuration under several waiting-time thresholds Θ, sharing the common prefix.
 
 EASY(P, B, Θ) moves a job ahead of the queue order only at a pass where it has waited more than
-Θ (``docs/simulator.md``, steps 1 and 4). Up to the first event instant at which some waiting
-job has waited more than Θ, the run under Θ therefore makes exactly the decisions of the run
-without threshold: same starts, same reservations, same revised estimates, the same state.
+Θ (``docs/simulator.md``, steps 1 and 4). Up to the first event instant at which the pass under
+Θ would decide otherwise (some waiting job has waited more than Θ and, with the plain backfill
+order, the overdue jobs are not already started first by the plain pass: the kernel's
+``_same_pass_under``), the run under Θ makes exactly the decisions of the run without
+threshold: same starts, same reservations, same revised estimates, the same state.
 :func:`simulate_thresholds` runs the unthresholded simulation once and, for each Θ in increasing
-order, pauses it right before that instant (``Simulation.run(pause_overdue_s=Θ)``), copies its
+order, pauses it right before that pass (``Simulation.run(pause_overdue_s=Θ)``), copies its
 state and finishes the copy under Θ; the unthresholded run then goes on to the next Θ. A Θ whose
 instant never comes (no job ever waits more than Θ while waiting, e.g. every week whose MaxWait
 without threshold is <= Θ) gets the unthresholded result itself.

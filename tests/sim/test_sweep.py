@@ -77,22 +77,37 @@ def test_results_are_independent_arrays():
     assert swept[1][0] == 0.0 and swept[2][0] == 0.0
 
 
-def test_pause_stops_before_the_first_overdue_instant():
+def test_pause_stops_before_the_first_pass_a_threshold_changes():
     # one processor; job 0 runs [0, 10), job 1 (submitted at 1) waits until 10, job 2 arrives
-    # at 4 and waits too. With pause at 2 s: at instant 4 job 1 has waited 3 s > 2 s, so the
-    # run stops before instant 4 is applied (instants 0 and 1 processed).
+    # at 4 and waits too. With pause at 2 s under LCFS: at instant 4 job 1 has waited 3 s > 2 s
+    # but no job fits, so the pass is the same under Θ = 2 s; at 10 LCFS starts job 2 while
+    # Θ would start the overdue job 1 first: the run stops there, after the completion of job
+    # 0 and before the pass (instants 0, 1 and 4 processed).
     submit = np.array([0.0, 1.0, 4.0])
-    sim = Simulation(submit, np.ones(3), np.full(3, 10.0), np.full(3, 10.0), 1)
-    assert sim.run(pause_overdue_s=2.0) == 2
+    jobs = (submit, np.ones(3), np.full(3, 10.0), np.full(3, 10.0), 1)
+    lcfs = {"primary": "LCFS", "backfill": "LCFS"}
+    sim = Simulation(*jobs)
+    assert sim.run(pause_overdue_s=2.0, **lcfs) == 3
     assert not sim.done
     np.testing.assert_array_equal(sim.start_s, [0.0, np.nan, np.nan])
+    # the pending pass runs first when the run goes on: as an uninterrupted run
+    sim.run(**lcfs)
+    np.testing.assert_array_equal(sim.start_s, simulate_arrays(*jobs, **lcfs))
+    # ... and a copy finished under Θ = 2 s is the separate run under Θ
+    sim = Simulation(*jobs)
+    sim.run(pause_overdue_s=2.0, **lcfs)
+    twin = sim.copy()
+    twin.run(threshold_s=2.0, **lcfs)
+    np.testing.assert_array_equal(twin.start_s, [0.0, 10.0, 20.0])
+    np.testing.assert_array_equal(twin.start_s, simulate_arrays(*jobs, threshold_s=2.0, **lcfs))
     # a pause at exactly the waited time does not stop (overdue means waited *more* than Θ)
-    sim = Simulation(submit, np.ones(3), np.full(3, 10.0), np.full(3, 10.0), 1)
-    assert sim.run(pause_overdue_s=3.0) == 3  # instants 0, 1, 4; at 10 job 1 waited 9 s
-    # the paused run resumed without a pause ends as an uninterrupted one
-    sim.run()
-    np.testing.assert_array_equal(sim.start_s, simulate_arrays(submit, np.ones(3),
-                                  np.full(3, 10.0), np.full(3, 10.0), 1))  # fmt: skip
+    sim = Simulation(*jobs)
+    assert sim.run(pause_overdue_s=9.0, **lcfs) == 6  # at 10 job 1 waited 9 s; at 20, 19 s
+    assert sim.done
+    # FCFS: overdue jobs come first in its own order, so no pass ever changes and no pause
+    sim = Simulation(*jobs)
+    assert sim.run(pause_overdue_s=0.0) == 6
+    assert sim.done
 
 
 def test_copy_is_independent():
