@@ -189,7 +189,9 @@ def test_simulate_batch(study):
     lines = (study / "logs" / "simulate.log").read_text().splitlines()
     started = [line for line in lines if line.endswith(" studies.tuning.steps.simulate_batch: "
                                                        "started")]  # fmt: skip
-    assert len(started) == len(lines) - len(started) == 2 * len(PAIRS)  # one line each, after
+    timed = [line for line in lines if " timing: wall_s=" in line]
+    # each run: its name, its line, its timing
+    assert len(started) == len(timed) == len(lines) - len(started) - len(timed) == 2 * len(PAIRS)
     assert all(STAMPED.match(line) for line in lines)
 
 
@@ -345,7 +347,7 @@ def test_whole_log_simulation_and_table(study, tmp_path):
     markdown = (tmp_path / "t.md").read_text()
     assert "relative to EASY-FCFS-FCFS" in markdown and "| KTH-SP2 | SPF | SPF |" in markdown
     lines = (tmp_path / "whole.log").read_text().splitlines()
-    assert len(lines) == 2 * len(pairs)  # each run: its name, then its line
+    assert len(lines) == 3 * len(pairs)  # each run: its name, its line, then its timing
     assert lines[0].endswith(" studies.tuning.steps.simulate_whole_log: started")
     # without the baseline's run the table cannot be relative to it
     with pytest.raises(core_steps.StepError, match="baseline EASY-FCFS-FCFS has no run"):
