@@ -19,6 +19,7 @@ configfile: "config/config.yaml"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/cluster.smk"
+include: "workflow/rules/scheduling.smk"
 include: "workflow/rules/traces.smk"
 
 

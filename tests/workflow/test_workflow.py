@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import struct
+import time
 import zlib
 from pathlib import Path
 
@@ -146,6 +148,20 @@ def test_logs_and_benchmarks_are_written(study: Path) -> None:
     fetched = json.loads((study / "resources/traces/KTH-slice.fetch.json").read_text())
     assert fetched["origin"] == "mirror" and fetched["source_path"].endswith("KTH-slice.swf.gz")
     assert fetched["provenance"]["step"] == "traces.steps.download_trace"
+
+
+def test_a_local_run_has_no_job_rate_limit(study: Path, tmp_path: Path) -> None:
+    """workflow/rules/scheduling.smk lifts Snakemake's --max-jobs-per-timespan where the jobs run
+    here (its reevaluation timers multiplied with every finished job): at one job per 20 s the
+    forced simulation jobs would take 20 s each after the first."""
+    project = tmp_path / "copy"
+    shutil.copytree(study, project, symlinks=True)
+    started = time.monotonic()
+    ran = run_jobs(project, "--forcerun", "simulate_batch", "--until", "simulate_batch",
+                   "--max-jobs-per-timespan", "1/20s")  # fmt: skip
+    elapsed = time.monotonic() - started
+    assert ran["simulate_batch"] >= 8
+    assert elapsed < 20 * (ran["simulate_batch"] - 1) / 2, elapsed
 
 
 def test_rerun_does_nothing(study: Path) -> None:
