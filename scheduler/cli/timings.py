@@ -92,6 +92,8 @@ def _family(relative: Path) -> str:
     parts = relative.with_suffix("").parts
     if parts[0] == "tuning" and len(parts) > 2 and parts[2] == "sims":
         return f"simulate_batch {parts[1]}"
+    if parts[0] == "tuning" and len(parts) > 3:  # the bootstrap's batches, the figures
+        return f"{parts[2]} {parts[1]}"
     if parts[0] == "tuning" and len(parts) > 2:
         return f"{parts[-1]} {parts[1]}"
     if len(parts) > 1:

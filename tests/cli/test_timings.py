@@ -26,13 +26,17 @@ def test_rule_timings_sums_by_family_slowest_first(tmp_path: Path) -> None:
     _write(tmp_path / "tuning/A/sims/train/FCFS/FCFS/none/batch0.log", 1.5, 100)
     _write(tmp_path / "tuning/A/sims/test/SPF/FCFS/20h/batch0.log", 2.5, None)
     _write(tmp_path / "tuning/A/collect.log", 0.5, 50)
+    _write(tmp_path / "tuning/A/bootstrap/batch0.log", 0.1, 5)
+    _write(tmp_path / "tuning/A/bootstrap/batch1.log", 0.1, 5)
     _write(tmp_path / "filter/A.log", 0.25, 10)
     (tmp_path / "download").mkdir()
     (tmp_path / "download/A.log").write_text("2026-11-28 10:00:00 a.step: started\n")  # failed
     jobs = job_timings(tmp_path)
-    assert jobs.height == 4
+    assert jobs.height == 6
     table = rule_timings(tmp_path)
-    assert table["family"].to_list() == ["simulate_batch A", "collect A", "filter A"]
+    assert table["family"].to_list() == [
+        "simulate_batch A", "collect A", "filter A", "bootstrap A",
+    ]  # fmt: skip
     first = table.row(0, named=True)
     assert first["jobs"] == 2 and first["total_s"] == 4.0 and first["max_s"] == 2.5
     assert first["cpu_s"] == 2.0 and first["max_rss_mb"] == 100
