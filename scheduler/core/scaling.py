@@ -33,11 +33,12 @@ from scheduler.core.errors import ConfigurationError
 
 __all__ = ["DISPATCH_S", "PER_READY_S", "JobGraph", "job_graph", "model_table", "model_wall"]
 
-#: Snakemake's (9.27, thread mode, greedy scheduler) fixed CPU seconds per job of this
-#: workflow, and its cost per job ready and waiting when it selects one: measured on this
-#: project's runs (docs/benchmarks.md, "Snakemake's own process"), the model's defaults.
-DISPATCH_S = 0.010
-PER_READY_S = 2.8e-6
+#: Snakemake's (9.27, thread mode, greedy scheduler, no rate limit) CPU seconds per job of
+#: this workflow's default study, and its cost per job ready and waiting when it selects one
+#: (1,000 and 4,000 instant jobs); the model's defaults, measured 2026-11-28 on 2 cores
+#: (docs/benchmarks.md, "Snakemake's own process").
+DISPATCH_S = 0.006
+PER_READY_S = 5.3e-6
 
 
 @dataclass(frozen=True)
