@@ -12,8 +12,8 @@ wildcard_constraints:
     **ONLINE.wildcards,
 
 
-# One replica's long trace, its period costs and every run are one group: on a cluster the
-# profile submits each replica as one job (group-components).
+# A batch of replicas' long traces, period costs and runs are one group: on a cluster the
+# profile submits each batch (online.replicas_per_job) as one job (group-components).
 rule long_trace:
     input:
         filtered_path=ONLINE.source_file(),
